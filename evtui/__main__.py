@@ -1,0 +1,5 @@
+"""Allow `python -m evtui`."""
+
+from evtui.cli import main
+
+raise SystemExit(main())

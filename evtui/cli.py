@@ -1,0 +1,46 @@
+"""Command line entry point: `evtui [RUN_DIR]` opens the app; subcommands run headless.
+
+Each subcommand lives in evtui/commands/<name>.py with `add_arguments(parser)` and
+`run(args) -> int`, so the core commands import no Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    "ingest": "Index run files into the SQLite index and print a summary.",
+    "score": "Re-score indexed runs with scorers, reducers and metrics; print each run's metrics.",
+    "export": "Export scores from the index as JSONL or CSV.",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        name = argv[0]
+        parser = argparse.ArgumentParser(prog=f"evtui {name}", description=SUBCOMMANDS[name])
+        module = importlib.import_module(f"evtui.commands.{name}")
+        module.add_arguments(parser)
+        args = _parse(parser, argv[1:])
+        return int(module.run(args) or 0)
+    parser = argparse.ArgumentParser(
+        prog="evtui",
+        description="A terminal workbench for LLM evaluation runs.",
+        epilog="subcommands: " + "; ".join(f"evtui {n}: {h}" for n, h in SUBCOMMANDS.items()),
+    )
+    module = importlib.import_module("evtui.commands.open")
+    module.add_arguments(parser)
+    args = _parse(parser, argv)
+    return int(module.run(args) or 0)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse, mapping argparse's usage errors to exit status 2 (it already does) and --help to 0."""
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The scorer, metric and reducer library; usable without Textual."""

@@ -1,0 +1,208 @@
+"""The index schema and its migrations (tracked in SQLite's `user_version` pragma).
+
+Every table later features need (score edits, scoring jobs, the grader cache) exists from
+version 1, so those features add queries, not migrations.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,          -- absolute path of the run file (or run directory)
+    format TEXT NOT NULL,
+    run_key TEXT,                       -- the file's own id (Inspect eval_id, AG2 run_id)
+    task TEXT,
+    model TEXT,
+    status TEXT NOT NULL,               -- started | success | cancelled | error
+    created TEXT,
+    started_at TEXT,
+    completed_at TEXT,
+    duration REAL,
+    total_samples INTEGER,
+    completed_samples INTEGER,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    total_tokens INTEGER,
+    cost REAL,
+    error TEXT,
+    config TEXT NOT NULL DEFAULT '{}',  -- JSON: recorded scorers, reducers, solver params
+    metadata TEXT NOT NULL DEFAULT '{}',
+    -- what the file looked like when indexed: unchanged files are skipped
+    file_size INTEGER,
+    file_mtime_ns INTEGER,
+    file_hash TEXT,
+    missing INTEGER NOT NULL DEFAULT 0, -- the file disappeared; its data is kept
+    indexed_at TEXT
+);
+
+CREATE TABLE IF NOT EXISTS samples (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    sample_id TEXT NOT NULL,
+    epoch INTEGER NOT NULL DEFAULT 1,
+    input_text TEXT NOT NULL DEFAULT '',
+    input TEXT,                         -- JSON: str or chat messages
+    target TEXT NOT NULL DEFAULT '[]',  -- JSON list of str
+    choices TEXT,                       -- JSON list of str
+    output_text TEXT NOT NULL DEFAULT '',
+    messages TEXT NOT NULL DEFAULT '[]',-- JSON chat transcript
+    metadata TEXT NOT NULL DEFAULT '{}',
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    total_tokens INTEGER,
+    cost REAL,
+    total_time REAL,
+    working_time REAL,
+    error TEXT,
+    limit_type TEXT,
+    completed INTEGER NOT NULL DEFAULT 1,
+    detail_ref TEXT,
+    UNIQUE (run_id, sample_id, epoch)
+);
+
+-- One scorer's verdict on one sample. Recorded scores (source 'log', job_id 0) and scores made
+-- by evtui jobs (source 'job') or people (source 'human') live side by side.
+CREATE TABLE IF NOT EXISTS scores (
+    id INTEGER PRIMARY KEY,
+    sample_rowid INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    scorer TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'log',
+    job_id INTEGER NOT NULL DEFAULT 0,
+    value TEXT,                         -- JSON value (NaN allowed)
+    value_num REAL,                     -- value_to_float(value); NULL when unscored or not scalar
+    answer TEXT,
+    explanation TEXT,
+    reason TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created TEXT,
+    UNIQUE (sample_rowid, scorer, source, job_id)
+);
+
+-- Every change to a score, with provenance; rows are only ever added.
+CREATE TABLE IF NOT EXISTS score_edits (
+    id INTEGER PRIMARY KEY,
+    score_id INTEGER NOT NULL REFERENCES scores(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,               -- order within the score's history
+    value TEXT,
+    answer TEXT,
+    explanation TEXT,
+    reason TEXT,
+    metadata TEXT,
+    author TEXT,
+    edit_reason TEXT,
+    timestamp TEXT,
+    origin TEXT NOT NULL DEFAULT 'log'  -- 'log' (history in the file) or 'evtui' (made here)
+);
+
+-- Metrics per run: those recorded in the file (job_id 0) and those computed by evtui jobs.
+CREATE TABLE IF NOT EXISTS run_results (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    job_id INTEGER NOT NULL DEFAULT 0,
+    scorer TEXT NOT NULL,
+    reducer TEXT,
+    metric TEXT NOT NULL,
+    value REAL,
+    scored INTEGER,
+    unscored INTEGER,
+    params TEXT NOT NULL DEFAULT '{}',
+    seq INTEGER NOT NULL DEFAULT 0      -- display order as recorded
+);
+
+-- A saved scoring configuration and its progress; resumable.
+CREATE TABLE IF NOT EXISTS scoring_jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT,
+    config TEXT NOT NULL,               -- JSON: scorers, reducers, metrics, subset, grader
+    status TEXT NOT NULL DEFAULT 'queued', -- queued | running | done | cancelled | failed
+    created TEXT,
+    updated TEXT,
+    total INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    grader_input_tokens INTEGER NOT NULL DEFAULT 0,
+    grader_output_tokens INTEGER NOT NULL DEFAULT 0,
+    grader_seconds REAL NOT NULL DEFAULT 0
+);
+
+-- Grader replies keyed by a hash of (base URL, model, full request); never holds a key.
+CREATE TABLE IF NOT EXISTS grader_cache (
+    key TEXT PRIMARY KEY,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    seconds REAL,
+    created TEXT
+);
+
+-- Files that could not be read, with the reason, so the UI can list them.
+CREATE TABLE IF NOT EXISTS ingest_failures (
+    path TEXT PRIMARY KEY,
+    error TEXT NOT NULL,
+    file_size INTEGER,
+    file_mtime_ns INTEGER,
+    at TEXT
+);
+
+CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, id);
+CREATE INDEX IF NOT EXISTS scores_sample ON scores(sample_rowid);
+CREATE INDEX IF NOT EXISTS scores_run_scorer ON scores(run_id, scorer, job_id);
+CREATE INDEX IF NOT EXISTS score_edits_score ON score_edits(score_id, seq);
+CREATE INDEX IF NOT EXISTS run_results_run ON run_results(run_id, job_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS samples_fts USING fts5(
+    input_text, output_text, content='samples', content_rowid='id'
+);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1}
+
+
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open (creating and migrating if needed) the index at `path`, in WAL mode.
+
+    One connection per thread: SQLite objects must not cross threads.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    db = sqlite_utils.Database(conn)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    migrate(db)
+    return db
+
+
+def migrate(db: sqlite_utils.Database) -> None:
+    """Bring the schema to SCHEMA_VERSION, one version per transaction."""
+    current = db.execute("PRAGMA user_version").fetchone()[0]
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"index schema version {current} is newer than this evtui ({SCHEMA_VERSION}); upgrade evtui"
+        )
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _MIGRATIONS[version].split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
