@@ -40,31 +40,36 @@ CREATE TABLE IF NOT EXISTS runs (
     file_mtime_ns INTEGER,
     file_hash TEXT,
     missing INTEGER NOT NULL DEFAULT 0, -- the file disappeared; its data is kept
-    indexed_at TEXT
+    indexed_at TEXT,
+    sample_count INTEGER NOT NULL DEFAULT 0 -- samples rows in the index, kept by ingest
 );
 
+-- Small scalar columns come first and bulky JSON last: SQLite reads a row's columns in order,
+-- so list/sort/filter scans never walk the overflow pages of long transcripts.
 CREATE TABLE IF NOT EXISTS samples (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     sample_id TEXT NOT NULL,
     epoch INTEGER NOT NULL DEFAULT 1,
-    input_text TEXT NOT NULL DEFAULT '',
-    input TEXT,                         -- JSON: str or chat messages
-    target TEXT NOT NULL DEFAULT '[]',  -- JSON list of str
-    choices TEXT,                       -- JSON list of str
-    output_text TEXT NOT NULL DEFAULT '',
-    messages TEXT NOT NULL DEFAULT '[]',-- JSON chat transcript
-    metadata TEXT NOT NULL DEFAULT '{}',
+    id_sort TEXT NOT NULL DEFAULT '',   -- sample_id for natural sorting: integers zero-padded to 20
     input_tokens INTEGER,
     output_tokens INTEGER,
     total_tokens INTEGER,
     cost REAL,
     total_time REAL,
     working_time REAL,
-    error TEXT,
     limit_type TEXT,
     completed INTEGER NOT NULL DEFAULT 1,
+    content_hash BLOB,                  -- digest of the sample as read, to skip unchanged rows on re-ingest
+    error TEXT,
+    target TEXT NOT NULL DEFAULT '[]',  -- JSON list of str
     detail_ref TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    input_text TEXT NOT NULL DEFAULT '',
+    output_text TEXT NOT NULL DEFAULT '',
+    choices TEXT,                       -- JSON list of str
+    input TEXT,                         -- JSON: str or chat messages
+    messages TEXT NOT NULL DEFAULT '[]',-- JSON chat transcript
     UNIQUE (run_id, sample_id, epoch)
 );
 
@@ -157,6 +162,10 @@ CREATE TABLE IF NOT EXISTS ingest_failures (
 );
 
 CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, id);
+-- Keyset paging for the common sorts: (run, sort key, id) lets `(key, id) > (?, ?)` seek.
+CREATE INDEX IF NOT EXISTS samples_run_idsort ON samples(run_id, id_sort, epoch, id);
+CREATE INDEX IF NOT EXISTS samples_run_tokens ON samples(run_id, total_tokens, id);
+CREATE INDEX IF NOT EXISTS samples_run_time ON samples(run_id, total_time, id);
 CREATE INDEX IF NOT EXISTS scores_sample ON scores(sample_rowid);
 CREATE INDEX IF NOT EXISTS scores_run_scorer ON scores(run_id, scorer, job_id);
 CREATE INDEX IF NOT EXISTS score_edits_score ON score_edits(score_id, seq);
@@ -165,6 +174,12 @@ CREATE INDEX IF NOT EXISTS run_results_run ON run_results(run_id, job_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS samples_fts USING fts5(
     input_text, output_text, content='samples', content_rowid='id'
 );
+
+-- Keep the external-content FTS index in step with samples (one statement per line: migrate
+-- splits the script on ';' at line ends).
+CREATE TRIGGER IF NOT EXISTS samples_fts_insert AFTER INSERT ON samples BEGIN INSERT INTO samples_fts(rowid, input_text, output_text) VALUES (new.id, new.input_text, new.output_text); END;
+CREATE TRIGGER IF NOT EXISTS samples_fts_delete AFTER DELETE ON samples BEGIN INSERT INTO samples_fts(samples_fts, rowid, input_text, output_text) VALUES ('delete', old.id, old.input_text, old.output_text); END;
+CREATE TRIGGER IF NOT EXISTS samples_fts_update AFTER UPDATE OF input_text, output_text ON samples BEGIN INSERT INTO samples_fts(samples_fts, rowid, input_text, output_text) VALUES ('delete', old.id, old.input_text, old.output_text); INSERT INTO samples_fts(rowid, input_text, output_text) VALUES (new.id, new.input_text, new.output_text); END;
 """
 
 _MIGRATIONS: dict[int, str] = {1: _V1}
