@@ -1,1 +1,102 @@
-"""The scorer, metric and reducer library; usable without Textual."""
+"""The scorer, metric and reducer library; usable without Textual.
+
+Names follow Inspect AI, so scorer code ports by changing the import:
+
+    from evtui.scoring import match, includes, accuracy, stderr, mean, pass_at
+    from evtui.scoring import Score, Target, TaskState, scorer, metric, score_reducer, CORRECT
+    from evtui.scoring import build, run_job, ScoringJobConfig
+
+Every registered scorer, metric and reducer is available as an attribute under its registry
+name (metrics win over reducers for shared names, as in Inspect: `mean` is the metric, the
+reducer is `mean_score`). Attributes are resolved lazily (PEP 562), so importing this package
+loads nothing heavy.
+
+`@scorer` works in both styles: `@scorer(metrics=[...])` on an Inspect factory, and bare
+`@scorer` on an AG2-style function whose parameters are `inputs`, `outputs`,
+`reference_outputs`, `trace`, `task` (see evtui.scoring.ag2).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> (module, attribute)
+_STATIC: dict[str, tuple[str, str]] = {
+    # values and types
+    "Score": ("evtui.scoring.values", "Score"),
+    "SampleScore": ("evtui.scoring.values", "SampleScore"),
+    "Target": ("evtui.scoring.values", "Target"),
+    "Value": ("evtui.scoring.values", "Value"),
+    "ValueToFloat": ("evtui.scoring.values", "ValueToFloat"),
+    "value_to_float": ("evtui.scoring.values", "value_to_float"),
+    "is_unscored": ("evtui.scoring.values", "is_unscored"),
+    "CORRECT": ("evtui.scoring.values", "CORRECT"),
+    "INCORRECT": ("evtui.scoring.values", "INCORRECT"),
+    "PARTIAL": ("evtui.scoring.values", "PARTIAL"),
+    "NOANSWER": ("evtui.scoring.values", "NOANSWER"),
+    "UNCHANGED": ("evtui.scoring.values", "UNCHANGED"),
+    "SampleState": ("evtui.scoring.state", "SampleState"),
+    "TaskState": ("evtui.scoring.state", "SampleState"),
+    "ChatMessage": ("evtui.scoring.state", "ChatMessage"),
+    "ModelOutput": ("evtui.scoring.state", "ModelOutput"),
+    "Choice": ("evtui.scoring.state", "Choice"),
+    # decorators and the registry
+    "scorer": ("evtui.scoring.registry", "scorer"),
+    "metric": ("evtui.scoring.registry", "metric"),
+    "score_reducer": ("evtui.scoring.registry", "score_reducer"),
+    "registry": ("evtui.scoring.registry", None),
+    # specs
+    "build": ("evtui.scoring.specs", "build"),
+    "parse_spec": ("evtui.scoring.specs", "parse"),
+    "SpecError": ("evtui.scoring.specs", "SpecError"),
+    "UnknownNameError": ("evtui.scoring.registry", "UnknownNameError"),
+    # plugins
+    "load_plugin": ("evtui.scoring.plugins", "load_plugin"),
+    # AG2 style
+    "Feedback": ("evtui.scoring.ag2", "Feedback"),
+    "Trace": ("evtui.scoring.ag2", "Trace"),
+    "Ag2Scorer": ("evtui.scoring.ag2", "Scorer"),
+    # the engine
+    "ScoringJobConfig": ("evtui.scoring.engine_config", "ScoringJobConfig"),
+    "SampleSubset": ("evtui.scoring.engine_config", "SampleSubset"),
+    "JobProgress": ("evtui.scoring.engine_config", "JobProgress"),
+    "JobResult": ("evtui.scoring.engine_config", "JobResult"),
+    "run_job": ("evtui.scoring.engine", "run_job"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STATIC:
+        module_name, attribute = _STATIC[name]
+        module = importlib.import_module(module_name)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value  # cache: later lookups skip __getattr__
+        return value
+    return _registered(name)  # not cached: a plugin may register or replace names later
+
+
+def _registered(name: str) -> Any:
+    from evtui.scoring import registry
+
+    if name.startswith("__"):
+        raise AttributeError(name)
+    for kind in ("scorer", "metric"):
+        try:
+            return registry.lookup(kind, name).factory
+        except registry.UnknownNameError:
+            pass
+    # Reducers by their Python name first (`mean_score`, `max_score`), then by registry name.
+    reducers = registry.entries("reducer")
+    for entry in reducers:
+        if entry.factory.__name__ == name:
+            return entry.factory
+    for entry in reducers:
+        if entry.name == name:
+            return entry.factory
+    known = sorted({e.name for k in registry.KINDS for e in registry.entries(k)} | set(_STATIC))
+    raise AttributeError(f"module 'evtui.scoring' has no attribute {name!r}; known names: {', '.join(known)}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_STATIC))

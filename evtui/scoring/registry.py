@@ -1,15 +1,20 @@
 """The registry of scorers, metrics and reducers, and the Inspect-style decorators.
 
-Built-ins register the same way plugins do: through the entry-point groups `evtui.scorers`,
-`evtui.metrics`, `evtui.reducers` (see pyproject.toml). Decorating a factory also registers
-it, so a `--plugin FILE` only has to be executed.
+Decorating a factory registers it, so built-ins register simply by being imported: the first
+lookup imports every module listed by `builtin_modules()` (so a new built-in module needs no
+reinstall), then the entry-point groups `evtui.scorers`, `evtui.metrics`, `evtui.reducers`
+(third-party plugins; pyproject.toml may list built-ins there too). A `--plugin FILE` only has
+to be executed (see plugins.py).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
+import pkgutil
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -67,6 +72,38 @@ class UnknownNameError(LookupError):
 
 _registry: dict[Kind, dict[str, RegistryEntry]] = {kind: {} for kind in KINDS}
 _entry_points_loaded: set[Kind] = set()
+_builtins_loaded = False
+# Modules of evtui.scoring that hold built-in metrics/reducers (scorers live in scorers/).
+_BUILTIN_PREFIXES = ("metrics", "reducers", "evsys", "ag2")
+load_errors: dict[str, str] = {}  # built-in module -> why it failed to import
+
+
+def builtin_modules() -> list[str]:
+    """Every module that defines built-ins: evtui.scoring.scorers.* and scoring/{metrics*,reducers,evsys,ag2}."""
+    import evtui.scoring as scoring_pkg
+    import evtui.scoring.scorers as scorers_pkg
+
+    names = [
+        f"evtui.scoring.{info.name}"
+        for info in pkgutil.iter_modules(scoring_pkg.__path__)
+        if not info.ispkg and info.name.startswith(_BUILTIN_PREFIXES)
+    ]
+    names += [f"evtui.scoring.scorers.{info.name}" for info in pkgutil.iter_modules(scorers_pkg.__path__)]
+    return sorted(names)
+
+
+def load_builtins() -> None:
+    """Import the built-in modules once; a module that fails is reported, the others still load."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    for module in builtin_modules():
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # a broken built-in must not hide every other one
+            load_errors[module] = f"{type(error).__name__}: {error}"
+            warnings.warn(f"evtui: built-in module {module} failed to import: {error}", stacklevel=2)
 
 
 def register(kind: Kind, name: str, factory: Callable[..., Any], *, origin: str = "builtin") -> None:
@@ -75,11 +112,17 @@ def register(kind: Kind, name: str, factory: Callable[..., Any], *, origin: str 
 
 
 def _load_entry_points(kind: Kind) -> None:
+    load_builtins()
     if kind in _entry_points_loaded:
         return
     _entry_points_loaded.add(kind)
     for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
-        factory = ep.load()
+        try:
+            factory = ep.load()
+        except Exception as error:  # one broken plugin must not hide the rest
+            load_errors[f"entry point {ep.name} = {ep.value}"] = f"{type(error).__name__}: {error}"
+            warnings.warn(f"evtui: plugin {ep.name} = {ep.value} failed to load: {error}", stacklevel=2)
+            continue
         origin = "builtin" if ep.value.startswith("evtui.") else f"entry point {ep.value}"
         if ep.name not in _registry[kind] or _registry[kind][ep.name].factory is not factory:
             register(kind, ep.name, factory, origin=origin)
@@ -138,8 +181,47 @@ def _decorate(kind: Kind, factory: Callable[..., Any], name: str | None, **extra
     return make
 
 
-def scorer(metrics: Any = None, name: str | None = None, **metadata: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Inspect-style: `@scorer(metrics=[accuracy(), stderr()])` on a factory returning `async def score(state, target)`."""
+def _constant_factory(made: Any) -> Callable[[], Any]:
+    """A no-argument factory for an already-made scorer (AG2 functions are their own scorer)."""
+
+    def factory() -> Any:
+        return made
+
+    factory.__name__ = getattr(made, "key", "scorer")
+    factory.__doc__ = inspect.getdoc(getattr(made, "fn", None)) or ""
+    return factory
+
+
+AG2_PARAMETERS = frozenset({"inputs", "outputs", "reference_outputs", "trace", "task"})
+
+
+def is_ag2_function(fn: Callable[..., Any]) -> bool:
+    """True for a function whose parameters are all AG2 injectable names (and there is one at least)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and all(name in AG2_PARAMETERS for name in params)
+
+
+def scorer(metrics: Any = None, name: str | None = None, **metadata: Any) -> Any:
+    """Register a scorer, in either style.
+
+    Inspect: `@scorer(metrics=[accuracy(), stderr()])` (or bare `@scorer`) on a factory returning
+    `async def score(state, target)`. AG2: bare `@scorer` on a function whose parameters are
+    AG2 names (`inputs`, `outputs`, `reference_outputs`, `trace`, `task`) — it becomes an
+    `evtui.scoring.ag2.Scorer` (registered under its name) that grades one sample directly.
+    """
+    # Bare @scorer: the argument is the decorated function itself, not a made metric.
+    if inspect.isfunction(metrics) and info(metrics) is None and name is None and not metadata:
+        fn = metrics
+        if is_ag2_function(fn):
+            from evtui.scoring.ag2 import Scorer as Ag2Scorer
+
+            made = Ag2Scorer(fn)
+            register("scorer", made.key, _constant_factory(made), origin=getattr(fn, "__module__", "builtin"))
+            return made
+        return _decorate("scorer", fn, None, metrics=None, options={})
 
     def wrap(factory: Callable[..., Any]) -> Callable[..., Any]:
         return _decorate("scorer", factory, name, metrics=metrics, options=metadata)
