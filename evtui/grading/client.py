@@ -1,0 +1,305 @@
+"""The grader client: OpenAI-compatible `POST {base_url}/chat/completions` over one httpx client.
+
+A `GradingSession` owns one keep-alive `httpx.AsyncClient`, a semaphore bounding requests in
+flight, and a reply cache. The engine opens one per job::
+
+    async with grading_session(GraderSettings(base_url=..., model=..., concurrency=32),
+                               cache=IndexCache(index_path)):
+        ...  # model-graded scorers called here use it
+
+Scorers call `current_session()`; outside any `grading_session` a default session (settings
+from the environment, in-memory cache) is made per event loop, so notebooks work too.
+Failures that concern one request raise `GraderError` (its text never holds the key); the
+scorers turn that into an unscored sample with the reason, so one bad sample never ends a job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from evtui.grading.cache import CachedReply, GraderCache, MemoryCache, cache_key
+from evtui.grading.retry import RETRYABLE_ERRORS, RETRYABLE_STATUS, backoff_delay, retry_after_seconds
+from evtui.grading.settings import Endpoint, GraderSettings, Secret, redact
+
+logger = logging.getLogger(__name__)
+
+GraderErrorKind = Literal["bad_request", "exhausted", "invalid_reply"]
+
+
+class GraderError(Exception):
+    """One grader request failed for good; `str(error)` is safe to show and store."""
+
+    def __init__(self, kind: GraderErrorKind, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.kind, self.status, self.attempts = kind, status, attempts
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {"kind": self.kind, "status": self.status, "attempts": self.attempts, "message": str(self)}
+
+
+@dataclass(frozen=True)
+class GraderReply:
+    """The grader's text and what it cost (as first fetched when `cached`)."""
+
+    text: str
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+    seconds: float
+    cached: bool
+    response: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+@dataclass
+class SessionStats:
+    requests_sent: int = 0  # HTTP requests, retries included
+    cache_hits: int = 0
+    replies: int = 0
+
+
+class GradingSession:
+    """One shared HTTP client, bounded concurrency, retries and a cache, for one job."""
+
+    def __init__(self, settings: GraderSettings | None = None, *, cache: GraderCache | None = None) -> None:
+        self.settings = settings or GraderSettings()
+        self.cache: GraderCache = cache if cache is not None else MemoryCache()
+        self.stats = SessionStats()
+        limit = self.settings.resolved_concurrency()
+        self._semaphore = asyncio.Semaphore(limit)
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.settings.timeout),
+            limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+        )
+        self._in_flight: dict[str, asyncio.Future[GraderReply]] = {}
+        self._sleep = asyncio.sleep  # tests swap in a recorder to check waits without waiting
+
+    async def __aenter__(self) -> "GradingSession":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+        await self.cache.close()
+
+    def endpoint(self, **overrides: Any) -> Endpoint:
+        """The endpoint for a scorer's own base_url/model/api_key_env over these settings."""
+        from evtui.grading.settings import resolve_endpoint
+
+        return resolve_endpoint(self.settings, **overrides)
+
+    async def chat(self, endpoint: Endpoint, messages: list[dict[str, Any]], **params: Any) -> GraderReply:
+        """The grader's reply to `messages`; from the cache when this exact request was made before.
+
+        Identical requests in flight at the same moment share one HTTP request.
+        """
+        body: dict[str, Any] = {"model": endpoint.model, "messages": messages}
+        body.update({name: value for name, value in params.items() if value is not None})
+        key = cache_key(endpoint.base_url, endpoint.model, body)
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[GraderReply] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            reply = await self._fetch(key, endpoint, body)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # mark retrieved: waiters (if any) re-raise it themselves
+            raise
+        else:
+            future.set_result(reply)
+            return reply
+        finally:
+            del self._in_flight[key]
+
+    async def _fetch(self, key: str, endpoint: Endpoint, body: dict[str, Any]) -> GraderReply:
+        cached = await self.cache.get(key)
+        if cached is not None:
+            text = _reply_text(cached.response)
+            if text is not None:
+                self.stats.cache_hits += 1
+                self.stats.replies += 1
+                return GraderReply(
+                    text, endpoint.model, cached.input_tokens, cached.output_tokens,
+                    cached.seconds or 0.0, True, cached.response,
+                )
+        started = time.perf_counter()
+        response = await self._post_with_retries(endpoint, body)
+        seconds = time.perf_counter() - started
+        text = _reply_text(response)
+        assert text is not None  # _post_with_retries only returns usable replies
+        usage = response.get("usage") or {}
+        reply = GraderReply(
+            text, endpoint.model, _int_or_none(usage.get("prompt_tokens")),
+            _int_or_none(usage.get("completion_tokens")), seconds, False, response,
+        )
+        await self.cache.put(
+            key, base_url=endpoint.base_url, model=endpoint.model, body=body,
+            reply=CachedReply(response, reply.input_tokens, reply.output_tokens, seconds),
+        )
+        self.stats.replies += 1
+        return reply
+
+    async def _post_with_retries(self, endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
+        settings = self.settings
+        secrets = [endpoint.api_key]
+        headers = {"Content-Type": "application/json", **settings.extra_headers}
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+        failures = 0  # transient: throttling, server errors, timeouts, dropped connections
+        invalid = 0  # replies that arrived but could not be used
+        attempts = 0
+        while True:
+            attempts += 1
+            wait_hint: float | None = None
+            async with self._semaphore:
+                self.stats.requests_sent += 1
+                try:
+                    response = await self._client.post(endpoint.url, json=body, headers=headers)
+                except RETRYABLE_ERRORS as error:
+                    problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+                    response = None
+            if response is not None:
+                status = response.status_code
+                if status == 200:
+                    parsed, problem = _parse_reply(response)
+                    if parsed is not None:
+                        return parsed
+                    invalid += 1
+                    if invalid > settings.max_invalid_replies:
+                        raise GraderError(
+                            "invalid_reply",
+                            redact(f"grader at {endpoint.base_url} sent no usable reply after {attempts} "
+                                   f"attempts: {problem}", secrets),
+                            status=status, attempts=attempts,
+                        )
+                    logger.warning("grader reply unusable (%s); asking again", problem)
+                    await self._sleep(backoff_delay(invalid - 1, settings.backoff_base, settings.backoff_max))
+                    continue
+                message = redact(_server_message(response), secrets)
+                if status in RETRYABLE_STATUS or status >= 500:
+                    problem = f"HTTP {status}: {message}"
+                    wait_hint = retry_after_seconds(response)
+                else:
+                    raise GraderError(
+                        "bad_request",
+                        f"grader at {endpoint.base_url} rejected the request (HTTP {status}): {message}",
+                        status=status, attempts=attempts,
+                    )
+            problem = redact(problem, secrets)
+            if failures >= settings.max_retries:
+                raise GraderError(
+                    "exhausted",
+                    f"grader at {endpoint.base_url} failed after {attempts} attempts; last error: {problem}",
+                    status=response.status_code if response is not None else None, attempts=attempts,
+                )
+            delay = (
+                min(wait_hint, settings.retry_after_max)
+                if wait_hint is not None
+                else backoff_delay(failures, settings.backoff_base, settings.backoff_max)
+            )
+            failures += 1
+            logger.info("grader request failed (%s); retry %d in %.2fs", problem, failures, delay)
+            await self._sleep(delay)
+
+
+def _parse_reply(response: httpx.Response) -> tuple[dict[str, Any] | None, str]:
+    try:
+        data = response.json()
+    except (ValueError, UnicodeDecodeError):
+        return None, f"the reply is not valid JSON (starts {response.text[:80]!r})"
+    if not isinstance(data, dict):
+        return None, "the reply is not a JSON object"
+    if not data.get("choices"):
+        return None, "the reply has an empty choice list"
+    if _reply_text(data) is None:
+        return None, "the first choice has no text content"
+    return data, ""
+
+
+def _reply_text(data: dict[str, Any]) -> str | None:
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        texts = [part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        return "".join(texts) if texts else None
+    return None
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:500]
+        if isinstance(error, str):
+            return error[:500]
+        if isinstance(data, dict) and data.get("message"):
+            return str(data["message"])[:500]
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return (response.text or response.reason_phrase or "no message")[:500].strip()
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+_session_var: contextvars.ContextVar[GradingSession | None] = contextvars.ContextVar("evtui_grading_session", default=None)
+_default_sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, GradingSession]" = weakref.WeakKeyDictionary()
+
+
+@contextlib.asynccontextmanager
+async def grading_session(
+    settings: GraderSettings | None = None, *, cache: GraderCache | None = None
+) -> AsyncIterator[GradingSession]:
+    """Open a session, make it current for scorers called inside, close it (and its cache) after."""
+    session = GradingSession(settings, cache=cache)
+    token = _session_var.set(session)
+    try:
+        yield session
+    finally:
+        _session_var.reset(token)
+        await session.aclose()
+
+
+def current_session() -> GradingSession:
+    """The session scorers should use: the open `grading_session`, else this loop's default."""
+    session = _session_var.get()
+    if session is not None:
+        return session
+    loop = asyncio.get_running_loop()
+    session = _default_sessions.get(loop)
+    if session is None:
+        session = GradingSession()
+        _default_sessions[loop] = session
+    return session
+
+
+__all__ = [
+    "GraderError",
+    "GraderReply",
+    "GradingSession",
+    "Secret",
+    "current_session",
+    "grading_session",
+]

@@ -1,0 +1,152 @@
+"""Where the grader lives and how hard to push it: `GraderSettings`, and the secret-safe key.
+
+Precedence, highest first, for each of base URL, model and key:
+
+1. scorer arguments (`base_url=`, `model=`, `api_key_env=` naming an environment variable);
+2. the settings object the CLI builds from `--grader-url`, `--grader-model`, `--concurrency`;
+3. `EVTUI_GRADER_URL`, `EVTUI_GRADER_MODEL`, `EVTUI_GRADER_KEY`;
+4. `OPENAI_BASE_URL`, `OPENAI_API_KEY`;
+5. base URL `https://api.openai.com/v1`; no model (an error naming the options).
+
+A key is only ever read from the environment and held in a `Secret`, whose str/repr are masked.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_CONCURRENCY = 16
+
+
+class GraderConfigError(ValueError):
+    """The grader cannot be reached as configured (no model, bad URL, missing key variable)."""
+
+
+class Secret:
+    """A value that never shows itself in str(), repr() or f-strings."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __reduce__(self):  # refuse to be pickled into a file
+        raise TypeError("a Secret cannot be pickled")
+
+
+def redact(text: str, secrets: list[Secret | None]) -> str:
+    """`text` with every secret's value (and any long-enough fragment a server may echo) masked."""
+    for secret in secrets:
+        value = secret.reveal() if secret else ""
+        if len(value) >= 4:
+            text = text.replace(value, "***")
+            # Servers echo keys partially ("sk-test-SE…CRET"); mask long fragments too.
+            if len(value) >= 16:
+                for size in (len(value) // 2,):
+                    for start in range(0, len(value) - size + 1):
+                        fragment = value[start : start + size]
+                        if fragment in text:
+                            text = text.replace(fragment, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class GraderSettings:
+    """Job-wide grader settings; the CLI fills them from `--grader-url/--grader-model/--concurrency`.
+
+    `None` means "not given here": the environment (then the defaults) decides. Per-request values
+    (`timeout`, retries, backoff) apply to every grader call made under these settings.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    concurrency: int | None = None
+    timeout: float = 120.0  # seconds per request
+    max_retries: int = 6  # retries after the first attempt on 429 / 5xx / timeouts / drops
+    max_invalid_replies: int = 2  # retries after an unparseable reply or an empty choice list
+    backoff_base: float = 1.0  # first backoff in seconds; doubles each retry, with full jitter
+    backoff_max: float = 60.0
+    retry_after_max: float = 120.0  # never wait longer than this on a server's Retry-After
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    def resolved_concurrency(self) -> int:
+        value = self.concurrency if self.concurrency is not None else _env_int("EVTUI_GRADER_CONCURRENCY")
+        value = value if value is not None else DEFAULT_CONCURRENCY
+        if value < 1:
+            raise GraderConfigError(f"grader concurrency must be at least 1, got {value}")
+        return value
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One resolved grader: where to POST, which model, and the key (masked in every repr)."""
+
+    base_url: str
+    model: str
+    api_key: Secret | None = None
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+def resolve_endpoint(
+    settings: GraderSettings | None = None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+) -> Endpoint:
+    """The endpoint for one scorer: its own arguments over `settings` over the environment."""
+    settings = settings or GraderSettings()
+    env = os.environ
+    url = (
+        base_url
+        or settings.base_url
+        or env.get("EVTUI_GRADER_URL")
+        or env.get("OPENAI_BASE_URL")
+        or DEFAULT_BASE_URL
+    )
+    if not url.startswith(("http://", "https://")):
+        raise GraderConfigError(f"grader base URL must start with http:// or https://, got {url!r}")
+    chosen_model = model or settings.model or env.get("EVTUI_GRADER_MODEL")
+    if not chosen_model:
+        raise GraderConfigError(
+            "no grader model: pass model= to the scorer, --grader-model to evtui score, "
+            "or set EVTUI_GRADER_MODEL"
+        )
+    key_var = api_key_env or settings.api_key_env
+    if key_var:
+        if key_var not in env:
+            raise GraderConfigError(f"grader key variable {key_var} is not set in the environment")
+        key = env[key_var]
+    else:
+        key = env.get("EVTUI_GRADER_KEY") or env.get("OPENAI_API_KEY")
+    return Endpoint(url, chosen_model, Secret(key) if key else None)
+
+
+def _env_int(name: str) -> int | None:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise GraderConfigError(f"{name} must be a whole number, got {raw!r}") from None
