@@ -1,0 +1,176 @@
+"""Find run files under a directory and pick the reader for each by its content.
+
+`find_run_files` walks a run directory and yields the files worth reading: every file in a
+data-looking format (`.eval`, `.json`, `.jsonl`) that is not one of the frameworks' own
+bookkeeping files. Content decides the format (`detect_format` asks each reader's `sniff`
+with the file's first bytes); the extension only breaks ties. A data-looking file that no
+reader recognises is reported by `read_run` as "not a run file in any known format"; files
+of other types (.txt, .png, .md, …) are never yielded, so they are ignored silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+from evtui.readers.base import ReaderError, RunRead
+
+HEAD_BYTES = 8192
+_MODULES = {
+    "inspect_eval": "evtui.readers.inspect_eval",
+    "inspect_json": "evtui.readers.inspect_json",
+    "ag2": "evtui.readers.ag2",
+    "evsys": "evtui.readers.evsys",
+    "jsonl": "evtui.readers.jsonl",
+}
+# Which extensions each format is written with: the tiebreak when several readers claim a file.
+_EXTENSIONS = {
+    "inspect_eval": (".eval",),
+    "inspect_json": (".json",),
+    "ag2": (".json",),
+    "evsys": (".jsonl",),
+    "jsonl": (".jsonl", ".ndjson"),
+}
+DATA_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson")
+# Folders that hold a framework's working state, not finished runs.
+_SKIP_DIRS = {".evtui", ".buffer", "__pycache__", "node_modules", ".git"}
+_SKIP_DIR_SUFFIXES = (".checkpoints", ".shards")
+_SKIP_FILES = {"logs.json", "listing.json"}  # Inspect's log-directory manifests
+_EVSYS_ROLLOUTS = "rollouts.jsonl"
+_EVSYS_LOG_FILES = {"hyperparams.json", "artifacts.json"}
+
+
+def _load_readers() -> tuple[dict[str, ModuleType], dict[str, str]]:
+    readers: dict[str, ModuleType] = {}
+    unavailable: dict[str, str] = {}
+    for name, module_name in _MODULES.items():
+        try:
+            readers[name] = importlib.import_module(module_name)
+        except Exception as exc:  # one broken or missing reader must not stop the others
+            unavailable[name] = f"{type(exc).__name__}: {exc}"
+    return readers, unavailable
+
+
+# Reader name -> module (sniff/read/load_sample_detail); UNAVAILABLE says why a reader is missing.
+READERS, UNAVAILABLE = _load_readers()
+
+
+def find_run_files(root: Path) -> Iterator[Path]:
+    """Every file under `root` that may be a run, in a stable (sorted) order.
+
+    Skips evtui's own `.evtui/`, Inspect's `.buffer/`, `*.checkpoints/`, `*.shards/` and
+    `.inspect_tmp_*.writing` files, the `logs.json`/`listing.json` manifests, and hidden
+    folders except `.evsys`. Inside an EvSys experiment only the `rollouts.jsonl` files are
+    runs; their metrics and hyperparameters are read alongside them.
+    """
+    root = Path(root)
+    if root.is_file():
+        yield root
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(d))
+        in_evsys = ".evsys" in here.absolute().parts
+        for name in sorted(filenames):
+            if in_evsys:
+                if name == _EVSYS_ROLLOUTS:
+                    yield here / name
+            elif _is_candidate(name) and not _evsys_side_file(here, name, filenames):
+                yield here / name
+
+
+def _skip_dir(name: str) -> bool:
+    if name in _SKIP_DIRS or name.endswith(_SKIP_DIR_SUFFIXES):
+        return True
+    return name.startswith(".") and name != ".evsys"
+
+
+def _is_candidate(name: str) -> bool:
+    if name in _SKIP_FILES or name.startswith("."):
+        return False  # hidden files include Inspect's `.inspect_tmp_*.writing` partial writes
+    return name.lower().endswith(DATA_SUFFIXES)
+
+
+def _evsys_side_file(here: Path, name: str, siblings: list[str]) -> bool:
+    """An EvSys experiment copied out of `.evsys/`: its metrics and settings are not runs."""
+    if name == "metrics.jsonl":
+        return _EVSYS_ROLLOUTS in siblings
+    return name in _EVSYS_LOG_FILES and here.name == "logs"
+
+
+def detect_format(path: Path) -> str | None:
+    """The reader name for `path` (a key of READERS), or None if no reader recognises it."""
+    path = Path(path)
+    head = _head(path)
+    if not head.strip():
+        return None
+    claims = [name for name, module in READERS.items() if _sniff(module, path, head)]
+    if len(claims) > 1:
+        by_extension = [n for n in claims if path.name.lower().endswith(_EXTENSIONS[n])]
+        claims = by_extension or claims
+    return claims[0] if claims else None
+
+
+def read_run(path: Path) -> RunRead:
+    """Read one run file with the reader its content calls for; ReaderError names the file."""
+    path = Path(path)
+    fmt = detect_format(path)
+    if fmt is None:
+        if _head(path).strip() == b"":
+            raise ReaderError(str(path), "empty file: not a run file in any known format")
+        raise ReaderError(str(path), "not a run file in any known format")
+    module = _module(fmt, path)
+    try:
+        return module.read(path)
+    except ReaderError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise ReaderError(str(path), f"cannot read as {fmt}: {exc}") from None
+
+
+def load_sample_detail(format: str, path: Path, detail_ref: str) -> dict:
+    """The full raw sample record for the drill-down view, via the reader that indexed it."""
+    path = Path(path)
+    if format not in _MODULES:
+        raise ReaderError(str(path), f"unknown format {format!r}")
+    _check_regular(path)
+    return _module(format, path).load_sample_detail(path, detail_ref)
+
+
+def _module(fmt: str, path: Path) -> ModuleType:
+    if fmt not in READERS:
+        raise ReaderError(str(path), f"the {fmt} reader is not available: {UNAVAILABLE.get(fmt)}")
+    return READERS[fmt]
+
+
+def _sniff(module: ModuleType, path: Path, head: bytes) -> bool:
+    try:
+        return bool(module.sniff(path, head))
+    except Exception:  # a sniffer that trips over odd bytes has simply not recognised them
+        return False
+
+
+def _check_regular(path: Path) -> os.stat_result:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ReaderError(str(path), "no such file") from None
+    except OSError as exc:
+        raise ReaderError(str(path), f"cannot open: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        # Opening a FIFO or device would block or stream forever.
+        raise ReaderError(str(path), "not a regular file")
+    return info
+
+
+def _head(path: Path) -> bytes:
+    _check_regular(path)
+    try:
+        with open(path, "rb") as f:
+            return f.read(HEAD_BYTES)
+    except OSError as exc:
+        raise ReaderError(str(path), f"cannot open: {exc.strerror or exc}") from None

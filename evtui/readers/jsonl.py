@@ -1,0 +1,268 @@
+"""evtui JSONL: one sample per line, for runs from any harness (spec in docs/formats.md).
+
+    {"run": {"task": "arith", "model": "gpt-x", "created": "2026-11-20T10:00:00Z"}}   (optional)
+    {"id": "q1", "epoch": 1, "input": "2+2?", "target": "4", "output": "4",
+     "scores": {"exact": {"value": 1, "answer": "4", "explanation": "matches"}}}
+
+A line that is not JSON, is not an object, or lacks `id`/`output` is named with its line number in
+`RunRead.warnings` and skipped; the rest loads. A last line cut in half is the same case. The
+line iterator here is shared with the EvSys reader, whose rollouts are JSONL too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from evtui.readers.base import ReaderError, RunRead
+from evtui.records import ResultRecord, RunRecord, SampleRecord, ScoreRecord, Usage
+
+FORMAT = "jsonl"
+_RUN_KEYS = {"task", "model", "created", "status", "run_id", "started_at", "completed_at", "duration", "error"}
+_USAGE_KEYS = set(Usage.model_fields)
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """The first line is a `{"run": {...}}` header or a sample object with `id` and `output`."""
+    first = _first_line(head)
+    if first is None:
+        return False
+    try:
+        obj = _loads(first)
+    except ValueError:
+        return False
+    if not isinstance(obj, dict):
+        return False
+    if isinstance(obj.get("run"), dict) and "id" not in obj:
+        return True
+    return "id" in obj and "output" in obj
+
+
+def read(path: Path) -> RunRead:
+    warnings: list[str] = []
+    header, header_line = _read_header(path)
+    run = _run_record(path, header, warnings)
+    return RunRead(run=run, samples=_samples(path, header_line, warnings), warnings=warnings)
+
+
+def load_sample_detail(path: Path, detail_ref: str) -> dict:
+    """The sample's line as written; `detail_ref` is its line number."""
+    try:
+        wanted = int(detail_ref)
+    except ValueError:
+        raise ReaderError(str(path), f"bad sample reference {detail_ref!r} (expected a line number)") from None
+    for number, obj, problem in iter_json_lines(path):
+        if number == wanted:
+            if problem is not None or not isinstance(obj, dict):
+                raise ReaderError(str(path), problem or "not a JSON object", where=f"line {number}")
+            return obj
+    raise ReaderError(str(path), "the file has fewer lines now", where=f"line {wanted}")
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield (line number, parsed value or None, problem or None) for each non-blank line."""
+    try:
+        f = open(path, "rb")
+    except OSError as exc:
+        raise ReaderError(str(path), f"cannot open: {exc.strerror or exc}") from None
+    with f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, _loads(raw), None
+            except ValueError as exc:
+                cut = "" if raw.endswith(b"\n") else " (the line ends mid-record: cut off?)"
+                yield number, None, f"not valid JSON{cut}: {str(exc).splitlines()[0][:120]}"
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        # orjson rejects the NaN/Infinity literals Python's json writes; json accepts them.
+        return json.loads(raw)
+
+
+def _read_header(path: Path) -> tuple[dict[str, Any], int | None]:
+    """The optional `{"run": {...}}` first line, and its line number."""
+    lines = iter_json_lines(path)
+    try:
+        for number, obj, _ in lines:
+            if isinstance(obj, dict) and isinstance(obj.get("run"), dict) and "id" not in obj:
+                return obj["run"], number
+            break
+    finally:
+        lines.close()
+    return {}, None
+
+
+def _first_line(head: bytes) -> bytes | None:
+    for line in head.lstrip(b"\xef\xbb\xbf").splitlines(keepends=True):
+        if line.strip():
+            return line
+    return None
+
+
+def _run_record(path: Path, header: dict[str, Any], warnings: list[str]) -> RunRecord:
+    fields = {key: header[key] for key in _RUN_KEYS if header.get(key) is not None}
+    if fields.get("status") not in (None, "started", "success", "cancelled", "error"):
+        warnings.append(f"{path} (line 1): unknown run status {fields.pop('status')!r}; read as 'success'")
+    run_key = fields.pop("run_id", None)
+    results = []
+    for index, result in enumerate(header.get("results") or []):
+        try:
+            results.append(ResultRecord.model_validate(result))
+        except ValidationError as exc:
+            warnings.append(f"{path} (line 1): run.results[{index}] ignored: {_first_error(exc)}")
+    extra = {k: v for k, v in header.items() if k not in _RUN_KEYS | {"results", "config", "usage", "metadata"}}
+    try:
+        run = RunRecord(
+            path=str(path),
+            format=FORMAT,
+            run_key=None if run_key is None else str(run_key),
+            **{k: (str(v) if k in ("task", "model", "created") else v) for k, v in fields.items()},
+            usage=_usage(header.get("usage")),
+            results=results,
+            config=header.get("config") if isinstance(header.get("config"), dict) else {},
+            metadata={**(header.get("metadata") if isinstance(header.get("metadata"), dict) else {}), **extra},
+        )
+    except ValidationError as exc:
+        raise ReaderError(str(path), f"bad run header: {_first_error(exc)}", where="line 1") from None
+    return run
+
+
+def _samples(path: Path, header_line: int | None, warnings: list[str]) -> Iterator[SampleRecord]:
+    seen: dict[tuple[str, int], int] = {}
+    for number, obj, problem in iter_json_lines(path):
+        if number == header_line:
+            continue
+        where = f"{path} (line {number})"
+        if problem is not None:
+            warnings.append(f"{where}: {problem}; skipped")
+            continue
+        try:
+            sample = _sample(obj, number)
+        except (ValueError, TypeError, ValidationError) as exc:
+            detail = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
+            warnings.append(f"{where}: {detail}; skipped")
+            continue
+        key = (sample.sample_id, sample.epoch)
+        if key in seen:
+            warnings.append(
+                f"{where}: sample {sample.sample_id!r} epoch {sample.epoch} already on line {seen[key]}; skipped"
+            )
+            continue
+        seen[key] = number
+        yield sample
+
+
+def _sample(obj: Any, number: int) -> SampleRecord:
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    missing = [key for key in ("id", "output") if key not in obj]
+    if missing:
+        raise ValueError(f"missing {' and '.join(repr(k) for k in missing)}")
+    if obj["id"] is None or isinstance(obj["id"], (dict, list)):
+        raise ValueError(f"'id' must be text or a number, not {obj['id']!r}")
+    epoch = obj.get("epoch", 1)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        raise ValueError(f"'epoch' must be a whole number >= 1, not {epoch!r}")
+    output = obj["output"]
+    return SampleRecord(
+        sample_id=str(obj["id"]),
+        epoch=epoch,
+        input=obj.get("input"),
+        input_text=input_text(obj.get("input")),
+        target=target_list(obj.get("target")),
+        choices=[text(c) for c in obj["choices"]] if isinstance(obj.get("choices"), list) else None,
+        output_text=text(output),
+        messages=[m for m in obj.get("messages") or [] if isinstance(m, dict)],
+        metadata=obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {},
+        usage=_usage(obj.get("usage")),
+        error=None if obj.get("error") is None else text(obj["error"]),
+        scores=_scores(obj.get("scores")),
+        detail_ref=str(number),
+    )
+
+
+def _scores(scores: Any) -> list[ScoreRecord]:
+    if scores is None:
+        return []
+    if not isinstance(scores, dict):
+        raise ValueError("'scores' must be an object {name: {value, answer, explanation}}")
+    records = []
+    for name, score in scores.items():
+        if not isinstance(score, dict):
+            score = {"value": score}  # shorthand: {"exact": 1}
+        value = score.get("value")
+        records.append(
+            ScoreRecord(
+                scorer=str(name),
+                value=math.nan if value is None else value,
+                answer=None if score.get("answer") is None else text(score["answer"]),
+                explanation=None if score.get("explanation") is None else text(score["explanation"]),
+                metadata=score.get("metadata") if isinstance(score.get("metadata"), dict) else {},
+            )
+        )
+    return records
+
+
+def _usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    known = {k: v for k, v in usage.items() if k in _USAGE_KEYS and isinstance(v, (int, float))}
+    try:
+        return Usage(**known)
+    except ValidationError:
+        return Usage()
+
+
+def input_text(value: Any) -> str:
+    """Plain prompt text: the string itself, or the last user message of a chat input."""
+    if isinstance(value, list):
+        users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
+        chosen = users[-1] if users else (value[-1] if value else None)
+        if isinstance(chosen, dict):
+            return content_text(chosen.get("content"))
+        return text(chosen)
+    return text(value)
+
+
+def content_text(content: Any) -> str:
+    """Text of a chat message's content: a string, or the text parts of a content list."""
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) if isinstance(part, dict) else text(part)
+            for part in content
+            if not isinstance(part, dict) or part.get("type", "text") == "text"
+        )
+    return text(content)
+
+
+def target_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [text(v) for v in value]
+    return [text(value)]
+
+
+def text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    location = ".".join(str(part) for part in error.get("loc", ()))
+    return f"{location}: {error.get('msg')}" if location else str(error.get("msg"))
