@@ -1,0 +1,247 @@
+"""Inspect's basic metrics: accuracy, mean, std, var, stderr (plain and clustered), bootstrap_stderr.
+
+Each factory returns `metric(scores: list[SampleScore]) -> value` and agrees with
+inspect_ai 0.3.285 to the last digit: `accuracy` sums sequentially, `mean`/`std`/`var` go
+through numpy (pairwise summation), `std`/`var`/`stderr` return int 0 for fewer than two
+scores. Metrics do not skip NaN values; the results pipeline removes them first.
+
+The bootstrap differs from Inspect only in its random stream: Inspect draws every resample
+with `np.random.choice` from numpy's unseeded global MT19937 (so its value changes from run to
+run); evtui draws from a `numpy.random.Generator` (PCG64, seedable with `seed=`) and, when the
+scores take few distinct values, samples how many times each distinct value is drawn
+(a multinomial) instead of drawing every index. Both give the exact bootstrap distribution of
+the mean; 1000 resamples of a million C/I scores take milliseconds instead of ~90 s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from evtui.scoring.registry import metric
+from evtui.scoring.values import SampleScore, Value, ValueToFloat, value_to_float
+
+_default_to_float = value_to_float()
+
+
+def to_floats(scores: Sequence[SampleScore], to_float: ValueToFloat | None) -> list[float]:
+    """Each score's value as a float; the default conversion is memoised for strings ("C", "I")."""
+    if to_float is not None:
+        return [to_float(s.score.value) for s in scores]
+    memo: dict[str, float] = {}
+    out: list[float] = []
+    append = out.append
+    for s in scores:
+        value = s.score.value
+        if type(value) is str:
+            converted = memo.get(value)
+            if converted is None:
+                converted = memo[value] = _default_to_float(value)
+            append(converted)
+        else:
+            append(_default_to_float(value))
+    return out
+
+
+@metric
+def accuracy(to_float: ValueToFloat | None = None) -> Callable[[list[SampleScore]], float]:
+    """Proportion correct: the mean of the values as floats (C=1, P=0.5, I/N=0), summed in order."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        if not scores:
+            return 0.0
+        total = 0.0
+        # A sequential sum, not sum()/fsum/numpy: that is what Inspect reports, last ulp included.
+        for value in to_floats(scores, to_float):
+            total += value
+        return total / float(len(scores))
+
+    return compute
+
+
+@metric
+def mean(to_float: ValueToFloat | None = None) -> Callable[[list[SampleScore]], float]:
+    """Mean of the values as floats (numpy's pairwise summation)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        if not scores:
+            return 0.0
+        return float(np.mean(to_floats(scores, to_float)))
+
+    return compute
+
+
+@metric
+def std(to_float: ValueToFloat | None = None) -> Callable[[list[SampleScore]], float | int]:
+    """Sample standard deviation (ddof=1); int 0 for fewer than two scores."""
+
+    def compute(scores: list[SampleScore]) -> float | int:
+        values = to_floats(scores, to_float)
+        if len(values) < 2:
+            return 0
+        return float(np.std(values, ddof=1))
+
+    return compute
+
+
+@metric
+def var(to_float: ValueToFloat | None = None) -> Callable[[list[SampleScore]], float | int]:
+    """Sample variance (ddof=1); int 0 for fewer than two scores."""
+
+    def compute(scores: list[SampleScore]) -> float | int:
+        values = to_floats(scores, to_float)
+        if len(values) < 2:
+            return 0
+        return float(np.var(values, ddof=1))
+
+    return compute
+
+
+@metric
+def stderr(to_float: ValueToFloat | None = None, cluster: str | None = None) -> Callable[[list[SampleScore]], float | int]:
+    """Standard error of the mean (CLT); with `cluster`, the clustered standard error over that metadata key."""
+
+    def compute(scores: list[SampleScore]) -> float | int:
+        values = to_floats(scores, to_float)
+        if cluster is not None:
+            return clustered_stderr(cluster_partition(scores, values, cluster, "stderr"))
+        if len(values) < 2:
+            return 0
+        return clt_stderr(values)
+
+    return compute
+
+
+@metric
+def bootstrap_stderr(
+    num_samples: int = 1000, to_float: ValueToFloat | None = None, seed: int | None = None
+) -> Callable[[list[SampleScore]], float]:
+    """Standard error of the mean by bootstrap: the std (ddof=0) of `num_samples` resampled means."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = to_floats(scores, to_float)
+        if not values:
+            return 0.0
+        means = bootstrap_means(values, None, num_samples, np.random.default_rng(seed))
+        return float(np.std(means))
+
+    return compute
+
+
+# --- shared statistics (used by ci / ci_wilson too) -------------------------------------------
+
+
+def clt_stderr(values: Sequence[float]) -> float:
+    """`std(ddof=1) / sqrt(n)` computed the way Inspect does (0.0 for n < 2)."""
+    if len(values) < 2:
+        return 0.0
+    return float(np.std(values, ddof=1) / np.sqrt(len(values)))
+
+
+class ClusterPartition:
+    """Scores split by a metadata cluster id: `order` lists score positions cluster by cluster
+    (clusters in first-seen order), `sizes` gives each cluster's length.
+
+    Cluster ids compare like dict keys (so 1, 1.0 and True are one cluster, "1" another)."""
+
+    def __init__(self, values: np.ndarray, order: np.ndarray, sizes: np.ndarray) -> None:
+        self.values = values  # the values in cluster-concatenated order
+        self.sizes = sizes
+
+    @property
+    def count(self) -> int:
+        return len(self.sizes)
+
+    def groups(self) -> list[np.ndarray]:
+        return np.split(self.values, np.cumsum(self.sizes)[:-1]) if self.count else []
+
+
+def cluster_partition(scores: Sequence[SampleScore], values: Sequence[float], cluster: str, metric_name: str) -> ClusterPartition:
+    """Partition `values` (aligned with `scores`) by `sample_metadata[cluster]`.
+
+    A missing, None or NaN cluster id is a ValueError naming the sample."""
+    ids: dict[Any, int] = {}
+    labels = np.empty(len(values), dtype=np.int64)
+    for position, sample_score in enumerate(scores):
+        metadata = sample_score.sample_metadata
+        cluster_id = metadata.get(cluster) if metadata is not None else None
+        if cluster_id is None or (isinstance(cluster_id, float) and math.isnan(cluster_id)):
+            raise ValueError(
+                f"Sample {sample_score.sample_id} has no '{cluster}' metadata, which `{metric_name}` "
+                f"with cluster='{cluster}' needs for every sample."
+            )
+        labels[position] = ids.setdefault(cluster_id, len(ids))
+    order = np.argsort(labels, kind="stable")
+    array = np.asarray(values, dtype=float)[order]
+    sizes = np.bincount(labels, minlength=len(ids)) if len(ids) else np.zeros(0, dtype=np.int64)
+    return ClusterPartition(array, order, sizes)
+
+
+def clustered_stderr(partition: ClusterPartition) -> float:
+    """Clustered standard error with the finite-cluster correction:
+    `sqrt(C/(C-1) * sum_c (sum_{i in c} (x_i - mean))^2) / N`; 0.0 for fewer than two clusters."""
+    count = partition.count
+    if count < 2:
+        return 0.0
+    values = partition.values
+    grand_mean = float(np.mean(values))
+    deviations = values - grand_mean
+    if int(partition.sizes.max()) < 8:
+        # numpy sums fewer than 8 numbers left to right, as reduceat does: same bits, no loop.
+        starts = np.concatenate(([0], np.cumsum(partition.sizes)[:-1]))
+        cluster_sums = np.add.reduceat(deviations, starts)
+    else:
+        cluster_sums = np.array([part.sum() for part in np.split(deviations, np.cumsum(partition.sizes)[:-1])])
+    # cumsum adds left to right, like a Python loop over the clusters.
+    variance = float(np.cumsum(cluster_sums**2)[-1])
+    return float(np.sqrt(variance * count / (count - 1)) / len(values))
+
+
+# Above this many distinct values per score, drawing indices beats drawing a multinomial.
+_DISTINCT_PER_SCORE_FOR_MULTINOMIAL = 1 / 16
+_INDEX_CHUNK = 1 << 24  # indices drawn per chunk (128 MiB of int64)
+
+
+def bootstrap_means(
+    values: Sequence[float], partition: ClusterPartition | None, num_samples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The means of `num_samples` bootstrap resamples (whole clusters when `partition` is given)."""
+    if partition is not None:
+        # Resampling C clusters with replacement = a multinomial count per cluster.
+        count = partition.count
+        sums = np.array([g.sum() for g in partition.groups()])
+        counts = rng.multinomial(count, np.full(count, 1.0 / count), size=num_samples)
+        return (counts @ sums) / (counts @ partition.sizes)
+    data = np.asarray(values, dtype=float)
+    n = len(data)
+    distinct, multiplicity = np.unique(data, return_counts=True)
+    if len(distinct) <= max(64, n * _DISTINCT_PER_SCORE_FOR_MULTINOMIAL):
+        # How often each distinct value is drawn in n draws ~ Multinomial(n, multiplicity / n).
+        counts = rng.multinomial(n, multiplicity / n, size=num_samples)
+        return (counts @ distinct) / n
+    means = np.empty(num_samples)
+    per_chunk = max(1, _INDEX_CHUNK // n)
+    for start in range(0, num_samples, per_chunk):
+        stop = min(num_samples, start + per_chunk)
+        picks = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = data[picks].mean(axis=1)
+    return means
+
+
+__all__ = [
+    "Value",
+    "accuracy",
+    "bootstrap_means",
+    "bootstrap_stderr",
+    "cluster_partition",
+    "clustered_stderr",
+    "clt_stderr",
+    "mean",
+    "std",
+    "stderr",
+    "to_floats",
+    "var",
+]
