@@ -1,0 +1,271 @@
+"""`model_graded_qa` / `model_graded_fact`: a grader model judges the answer (inspect-semantics.md §2.8).
+
+Grades are read exactly as Inspect reads them: the last `GRADE:` in the reply wins; with the
+default instructions any word is captured and then checked against the grades offered (C/I, or
+C/P/I with `partial_credit`), so an off-menu final verdict leaves the sample unscored instead of
+falling back to an earlier mention. A custom `grade_pattern` is authoritative (no normalisation).
+
+The grader is an OpenAI-compatible server (evtui.grading): the job's `GraderSettings`
+(`--grader-url`, `--grader-model`, `--concurrency`) or the environment say which, and a scorer's
+own `model=`, `base_url=`, `api_key_env=` override them. A list of models is a panel, reduced by
+strict `majority` (or `reducer="mode"`). Every score keeps the prompt and reply in
+`metadata["grading"]` and what the grading cost in `metadata["grader_usage"]`
+(`input_tokens`, `output_tokens`, `seconds`, `calls`, `cached`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+from evtui.grading.client import GraderError, GraderReply, current_session
+from evtui.grading.templates import (
+    DEFAULT_FACT_TEMPLATE,
+    DEFAULT_QA_TEMPLATE,
+    Template,
+    TemplateError,
+    chat_history,
+    default_instructions,
+    grading_prompt,
+)
+from evtui.scoring import registry
+from evtui.scoring.registry import scorer
+from evtui.scoring.state import SampleState
+from evtui.scoring.values import Score, Target
+
+__all__ = [
+    "DEFAULT_GRADE_PATTERN",
+    "PERMISSIVE_GRADE_PATTERN",
+    "extract_grade",
+    "model_graded_fact",
+    "model_graded_qa",
+    "grader_usage",
+    "sum_grader_usage",
+]
+
+# Spaces and the invisible marks (zero-width, direction, BOM) graders and pasted text put around ':'.
+_SPACING = r"[\s\u200b\u200c\u200d\u200e\u200f\u2060\u2063\ufeff]*"
+# The greedy leading `.*` makes the LAST `GRADE:` in the reply the verdict.
+DEFAULT_GRADE_PATTERN = rf"(?is).*(?<!\w)GRADE(?!\w){_SPACING}:{_SPACING}([CPI])"
+PERMISSIVE_GRADE_PATTERN = rf"(?is).*(?<!\w)GRADE(?!\w){_SPACING}:{_SPACING}(\w*)"
+_GRADE_WORDS = {"c": "C", "correct": "C", "i": "I", "incorrect": "I", "p": "P", "partial": "P"}
+
+ModelSpec = str | dict[str, Any]
+
+
+def extract_grade(
+    completion: str, *, grade_pattern: str | None, default_instructions_used: bool, partial_credit: bool
+) -> str | None:
+    """The grade in `completion`, or None when there is no usable one."""
+    validate = grade_pattern is None and default_instructions_used
+    pattern = PERMISSIVE_GRADE_PATTERN if validate else (grade_pattern or DEFAULT_GRADE_PATTERN)
+    found = re.search(pattern, completion)
+    value = found.group(1) if found else None
+    if value is None or grade_pattern is not None:
+        return value
+    word = value.strip()
+    value = _GRADE_WORDS.get(word.lower()) or (word.upper() if len(word) == 1 else None)
+    if validate and value not in (("C", "P", "I") if partial_credit else ("C", "I")):
+        return None
+    return value
+
+
+def grader_usage(reply: GraderReply | None) -> dict[str, Any]:
+    """What one grader call cost; the engine sums these per job (see sum_grader_usage)."""
+    if reply is None:
+        return {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0, "calls": 1, "cached": 0}
+    return {
+        "input_tokens": reply.input_tokens or 0,
+        "output_tokens": reply.output_tokens or 0,
+        "seconds": reply.seconds,
+        "calls": 1,
+        "cached": 1 if reply.cached else 0,
+    }
+
+
+def sum_grader_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    total = {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0, "calls": 0, "cached": 0}
+    for usage in usages:
+        for key in total:
+            total[key] += usage.get(key) or 0
+    return total
+
+
+@scorer(metrics=["accuracy", "stderr"])
+def model_graded_qa(
+    template: str | None = None,
+    instructions: str | None = None,
+    grade_pattern: str | None = None,
+    include_history: bool | Callable[[SampleState], str] = False,
+    partial_credit: bool = False,
+    model: list[ModelSpec] | ModelSpec | None = None,
+    model_role: str | None = "grader",
+    reducer: str | Callable[..., Any] = "majority",
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+):
+    """Ask a grader model whether the answer meets the target criterion (C/I, or C/P/I with partial credit).
+
+    Args:
+      template: grading prompt with `{question}`, `{answer}`, `{criterion}`, `{instructions}` and
+        sample metadata fields (plain `{name}` fields only; `{{`/`}}` for braces).
+      instructions: replaces the default grading instructions (then grades are not validated).
+      grade_pattern: regex with one group capturing the grade; used as-is, no normalisation.
+      include_history: True to show the transcript up to the last assistant turn as the question,
+        or a function `state -> str`.
+      partial_credit: offer P (partly correct) under the default instructions.
+      model: grader model name, or a list of them for a panel; an entry may be a dict
+        `{"model", "base_url", "api_key_env"}` to put graders on different servers.
+        Default: the job's `--grader-model`, else `EVTUI_GRADER_MODEL`; a comma-separated
+        setting is a panel (as Inspect's role bound to a list).
+      model_role: accepted for Inspect compatibility; evtui's grader role is the job's grader.
+      reducer: how a panel's grades combine: "majority" (strict, default) or "mode", or a reducer.
+      base_url, api_key_env: the grader server and the environment variable holding its key.
+      temperature, max_tokens: sent to the grader when given.
+    """
+    return _model_graded(
+        template or DEFAULT_QA_TEMPLATE, instructions, grade_pattern, include_history, partial_credit,
+        model, reducer, base_url, api_key_env, temperature, max_tokens,
+    )
+
+
+@scorer(metrics=["accuracy", "stderr"])
+def model_graded_fact(
+    template: str | None = None,
+    instructions: str | None = None,
+    grade_pattern: str | None = None,
+    include_history: bool | Callable[[SampleState], str] = False,
+    partial_credit: bool = False,
+    model: list[ModelSpec] | ModelSpec | None = None,
+    model_role: str | None = "grader",
+    reducer: str | Callable[..., Any] = "majority",
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+):
+    """Ask a grader model whether the answer contains the facts of the expert (target) answer.
+
+    Same arguments as `model_graded_qa`; only the default template differs.
+    """
+    return _model_graded(
+        template or DEFAULT_FACT_TEMPLATE, instructions, grade_pattern, include_history, partial_credit,
+        model, reducer, base_url, api_key_env, temperature, max_tokens,
+    )
+
+
+def _model_graded(
+    template_text: str,
+    instructions: str | None,
+    grade_pattern: str | None,
+    include_history: bool | Callable[[SampleState], str],
+    partial_credit: bool,
+    model: list[ModelSpec] | ModelSpec | None,
+    reducer: str | Callable[..., Any],
+    base_url: str | None,
+    api_key_env: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+):
+    template = Template.parse(template_text)  # a forbidden field fails here, before any sample
+    if grade_pattern is not None:
+        re.compile(grade_pattern)
+    uses_default_instructions = not instructions
+    grading_instructions = instructions or default_instructions(partial_credit)
+    params = {"temperature": temperature, "max_tokens": max_tokens}
+
+    def prompt_for(state: SampleState, target: Target) -> str:
+        if include_history is True:
+            question = chat_history(state)
+        elif callable(include_history):
+            question = include_history(state)
+        else:
+            question = state.input_text
+        return grading_prompt(
+            template,
+            question=question,
+            answer=state.output.completion,
+            criterion=target.text,
+            instructions=grading_instructions,
+            metadata=state.metadata,
+        )
+
+    async def grade_once(prompt: str, completion: str, spec: ModelSpec | None) -> Score:
+        session = current_session()
+        endpoint = session.endpoint(**_endpoint_options(spec, base_url, api_key_env))
+        asked = {"role": "user", "content": prompt}
+        try:
+            reply = await session.chat(endpoint, [asked], **params)
+        except GraderError as error:
+            return Score.unscored(
+                reason="grader_failed",
+                answer=completion,
+                explanation=f"Grader request failed: {error}",
+                metadata={"grading": [asked], "grader_error": error.as_metadata(), "grader_usage": grader_usage(None)},
+            )
+        metadata = {
+            "grading": [asked, {"role": "assistant", "content": reply.text, "model": reply.model}],
+            "grader_usage": grader_usage(reply),
+        }
+        value = extract_grade(
+            reply.text, grade_pattern=grade_pattern,
+            default_instructions_used=uses_default_instructions, partial_credit=partial_credit,
+        )
+        if value is None:
+            return Score.unscored(
+                reason="grader_failed", answer=completion,
+                explanation="Grade not found in model output: " + reply.text, metadata=metadata,
+            )
+        return Score(value=value, answer=completion, explanation=reply.text, metadata=metadata)
+
+    async def score(state: SampleState, target: Target) -> Score:
+        completion = state.output.completion
+        try:
+            prompt = prompt_for(state, target)
+        except TemplateError as error:
+            return Score.unscored(reason="scoring_failed", answer=completion, explanation=str(error))
+        graders = _panel(model, current_session().settings.model)
+        if graders is None:
+            return await grade_once(prompt, completion, model if not isinstance(model, list) else None)
+        scores = await asyncio.gather(*(grade_once(prompt, completion, spec) for spec in graders))
+        reduced = _resolve_reducer(reducer)(list(scores))
+        metadata = dict(reduced.metadata or {})
+        metadata["grader_usage"] = sum_grader_usage([(s.metadata or {}).get("grader_usage", {}) for s in scores])
+        reduced.metadata = metadata
+        return reduced
+
+    return score
+
+
+def _panel(model: list[ModelSpec] | ModelSpec | None, job_model: str | None) -> list[ModelSpec] | None:
+    """The panel's graders in order, or None for a single grader."""
+    if isinstance(model, list):
+        return model
+    if model is None and job_model and "," in job_model:
+        return [name.strip() for name in job_model.split(",") if name.strip()]
+    return None
+
+
+def _endpoint_options(spec: ModelSpec | None, base_url: str | None, api_key_env: str | None) -> dict[str, Any]:
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"model", "base_url", "api_key_env"}
+        if unknown:
+            raise ValueError(f"grader entry {spec!r} has unknown keys: {', '.join(sorted(unknown))}")
+        return {
+            "model": spec.get("model"),
+            "base_url": spec.get("base_url") or base_url,
+            "api_key_env": spec.get("api_key_env") or api_key_env,
+        }
+    return {"model": spec, "base_url": base_url, "api_key_env": api_key_env}
+
+
+def _resolve_reducer(reducer: str | Callable[..., Any]) -> Callable[[list[Score]], Score]:
+    if callable(reducer):
+        return reducer
+    return registry.lookup("reducer", reducer).factory()
