@@ -117,29 +117,34 @@ class Scorer:
 
 
 def feedback_to_score(feedback: Feedback) -> Score:
-    """The stored score for a feedback: value = score (or the label), comment → explanation."""
-    metadata: dict[str, Any] = {}
-    if feedback.detail is not None:
-        metadata["detail"] = feedback.detail
-    if feedback.score is not None and feedback.value is not None:
-        metadata["label"] = feedback.value
-    value: Any = feedback.score if feedback.score is not None else feedback.value
-    if value is None:
-        reason = "scoring_failed" if (feedback.comment or "").startswith("scorer raised") else None
-        return Score.unscored(reason=reason, explanation=feedback.comment, metadata=metadata or None)
-    return Score(value, explanation=feedback.comment, metadata=metadata or None)
+    """The stored score for a feedback, exactly as the AG2 reader stores recorded feedback.
+
+    value = score (bool/int/float), else the label, else NaN (the scorer raised or gave no
+    signal); a label given next to a score goes to `answer`; comment → explanation; detail →
+    metadata.
+    """
+    detail = feedback.detail
+    metadata = detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail})
+    if feedback.score is not None:
+        answer = str(feedback.value) if feedback.value is not None else None
+        return Score(feedback.score, answer=answer, explanation=feedback.comment, metadata=metadata or None)
+    if feedback.value is not None:
+        return Score(feedback.value, explanation=feedback.comment, metadata=metadata or None)
+    reason = "scoring_failed" if (feedback.comment or "").startswith("scorer raised") else None
+    return Score.unscored(reason=reason, explanation=feedback.comment, metadata=metadata or None)
 
 
-def score_to_feedback(key: str, value: Any, explanation: str | None = None, metadata: dict | None = None) -> Feedback:
-    """Back from a stored score (value, explanation, metadata) to the feedback it came from."""
-    metadata = metadata or {}
+def score_to_feedback(key: str, value: Any, *, answer: str | None = None, explanation: str | None = None,
+                      metadata: dict | None = None) -> Feedback:
+    """Back from a stored score to the feedback it came from (inverse of feedback_to_score)."""
+    detail = (metadata or {}) or None
     if isinstance(value, float) and math.isnan(value):
-        return Feedback(key, comment=explanation, detail=metadata.get("detail"))
+        return Feedback(key, comment=explanation, detail=detail)
     if isinstance(value, str):
-        return Feedback(key, value=value, comment=explanation, detail=metadata.get("detail"))
+        return Feedback(key, value=value, comment=explanation, detail=detail)
     if isinstance(value, bool | int | float):
-        return Feedback(key, score=value, value=metadata.get("label"), comment=explanation, detail=metadata.get("detail"))
-    return Feedback(key, comment=explanation, detail=metadata.get("detail"))
+        return Feedback(key, score=value, value=answer, comment=explanation, detail=detail)
+    return Feedback(key, comment=explanation, detail=detail)
 
 
 def score_stats(values: list[float]) -> dict[str, float]:
@@ -154,9 +159,9 @@ def score_stats(values: list[float]) -> dict[str, float]:
 def aggregate_feedback(feedback: Iterable[Feedback]) -> list[ResultRecord]:
     """Pass rates, score stats and value counts per key, as run results (AG2's routing).
 
-    A bool score counts toward `pass_rate`; an int/float toward `mean`, `p50`, `p95`, `n`; a
-    label toward `count[<label>]` (reducer None). `scored` counts the records that carried a
-    score or label, `unscored` those with neither (a scorer that raised).
+    Named as the AG2 reader names a run's recorded aggregates: a bool score counts toward
+    `pass_rate`; an int/float toward `mean`, `p50`, `p95` (scored = n); a label toward
+    `count:<label>`. `unscored` counts records with neither score nor label (a scorer that raised).
     """
     passes: dict[str, list[bool]] = {}
     numbers: dict[str, list[float]] = {}
@@ -185,12 +190,12 @@ def aggregate_feedback(feedback: Iterable[Feedback]) -> list[ResultRecord]:
             )
         if key in numbers:
             stats = score_stats(numbers[key])
-            for metric in ("mean", "p50", "p95", "n"):
+            for metric in ("mean", "p50", "p95"):
                 results.append(ResultRecord(scorer=key, metric=metric, value=float(stats[metric]), scored=stats["n"], unscored=unscored))
         if key in labels:
             total = sum(labels[key].values())
             for label, count in labels[key].items():
-                results.append(ResultRecord(scorer=key, metric=f"count[{label}]", value=float(count), scored=total, unscored=unscored))
+                results.append(ResultRecord(scorer=key, metric=f"count:{label}", value=float(count), scored=total, unscored=unscored))
         if key not in passes and key not in numbers and key not in labels:
             results.append(ResultRecord(scorer=key, metric="pass_rate", value=None, scored=0, unscored=unscored))
     return results

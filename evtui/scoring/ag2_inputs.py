@@ -117,17 +117,24 @@ class TaskInfo:
 
 
 class Ag2Inputs:
-    """Lazily built scorer arguments for one sample (only what a scorer declares is built)."""
+    """Lazily built scorer arguments for one sample (only what a scorer declares is built).
+
+    AG2 runs: the reader keeps the task's own `inputs`, `reference_outputs`, `tags` and id in
+    `metadata["ag2"]`; other formats get them derived from input, target and metadata.
+    """
 
     def __init__(self, state: SampleState) -> None:
         self.state = state
+        metadata = state.metadata if isinstance(state.metadata, dict) else {}
+        recorded = metadata.get("ag2")
+        self.recorded: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
 
     def get(self, name: str) -> Any:
         return getattr(self, name)
 
     @cached_property
     def inputs(self) -> dict[str, Any]:
-        recorded = self.state.metadata.get("inputs") if isinstance(self.state.metadata, dict) else None
+        recorded = self.recorded.get("inputs")
         if isinstance(recorded, dict):
             return recorded
         if isinstance(self.state.input, dict):
@@ -150,9 +157,8 @@ class Ag2Inputs:
 
     @cached_property
     def reference_outputs(self) -> dict[str, Any] | None:
-        recorded = self.state.metadata.get("reference_outputs") if isinstance(self.state.metadata, dict) else None
-        if isinstance(recorded, dict):
-            return recorded
+        if "reference_outputs" in self.recorded:
+            return self.recorded["reference_outputs"]
         if not self.state.target:
             return None
         text = "".join(self.state.target)
@@ -160,10 +166,10 @@ class Ag2Inputs:
 
     @cached_property
     def task(self) -> TaskInfo:
-        metadata = dict(self.state.metadata or {})
-        tags = metadata.get("tags")
+        metadata = {k: v for k, v in (self.state.metadata or {}).items() if k != "ag2"}
+        tags = self.recorded.get("tags", metadata.get("tags"))
         return TaskInfo(
-            id=str(self.state.sample_id),
+            id=str(self.recorded.get("task_id") or self.state.sample_id),
             tags=list(tags) if isinstance(tags, list) else [],
             metadata=metadata,
             epoch=self.state.epoch,

@@ -1,0 +1,214 @@
+"""The scoring engine: apply scorers to indexed samples, store the scores, reduce, compute metrics.
+
+    result = run_job("logs/.evtui/index.db", ScoringJobConfig(scorers=["match(numeric=True)"]), run_ids,
+                     on_progress=print, cancel=threading.Event())
+
+No Textual: the TUI runs this in a thread worker and turns `JobProgress` into messages.
+
+* Samples are read from the index in batches; each batch's scores are written in one
+  transaction (source 'job', this job's id) as soon as they are made, so a crash or cancel
+  loses at most the batch in flight. `cancel` is honoured between batches.
+* Async scorers (model-graded ones are slow) run concurrently on a fixed pool of workers
+  (`config.concurrency`); plain Inspect scorers cost one coroutine call per sample.
+* Resume: running a job again with the same `job_id` skips samples it already scored.
+* Then each run's scores go through the pipeline (reducers, then metrics) and the results are
+  stored in `run_results` under the job id. AG2-style scorers are aggregated AG2's way.
+* Without scorers, each run is re-scored with the scorers, options, reducers and metrics it
+  recorded (Inspect's header), reproducing its recorded metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evtui.records import ResultRecord
+from evtui.scoring.engine_config import JobProgress, JobResult, RunOutcome, ScoringJobConfig
+from evtui.scoring.engine_inputs import state_from_row
+from evtui.scoring.engine_units import ScorerUnit, plan_units, run_results_for
+from evtui.store import jobs
+
+ProgressCallback = Callable[[JobProgress], None]
+PROGRESS_INTERVAL = 0.25  # seconds between progress posts: at most 4 a second
+
+
+class _Progress:
+    """Counts, and posts JobProgress no more often than PROGRESS_INTERVAL (plus the final post)."""
+
+    def __init__(self, job_id: int, callback: ProgressCallback | None) -> None:
+        self.job_id = job_id
+        self.callback = callback
+        self.done = self.total = self.errors = 0
+        self.per_scorer: dict[str, list[int]] = {}
+        self.sums: dict[str, list[float]] = {}  # scorer -> [sum of numeric values, count]
+        self.started = time.monotonic()
+        self.session_done = 0
+        self.last_post = 0.0
+        self.run_id: int | None = None
+        self.run_path: str | None = None
+
+    def snapshot(self, status: str, message: str | None = None) -> JobProgress:
+        elapsed = time.monotonic() - self.started
+        return JobProgress(
+            job_id=self.job_id,
+            status=status,  # type: ignore[arg-type]
+            done=self.done,
+            total=self.total,
+            errors=self.errors,
+            per_scorer={name: (d, t) for name, (d, t) in self.per_scorer.items()},
+            rate=self.session_done / elapsed if elapsed > 0 else 0.0,
+            elapsed=elapsed,
+            run_id=self.run_id,
+            run_path=self.run_path,
+            running_metrics={name: s / n for name, (s, n) in self.sums.items() if n},
+            message=message,
+        )
+
+    def post(self, status: str = "running", *, force: bool = False, message: str | None = None) -> None:
+        if self.callback is None:
+            return
+        now = time.monotonic()
+        if not force and now - self.last_post < PROGRESS_INTERVAL:
+            return
+        self.last_post = now
+        self.callback(self.snapshot(status, message))
+
+
+def run_job(
+    db_path: str | Path,
+    config: ScoringJobConfig,
+    run_ids: list[int],
+    *,
+    on_progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    job_id: int | None = None,
+) -> JobResult:
+    """Score `run_ids` in the index at `db_path` as `config` says; resumable by `job_id`.
+
+    Raises SpecError (before anything is written) when a spec is bad. Scorer exceptions do not
+    raise: the sample's score is recorded unscored with the error as explanation.
+    """
+    from evtui.scoring.plugins import load_plugins
+    from evtui.store.schema import connect
+
+    load_plugins(config.plugins)
+    db = connect(db_path)
+    try:
+        plans = {run_id: plan_units(config, jobs.run_info(db, run_id), jobs.recorded_score_names(db, run_id)) for run_id in run_ids}
+        if job_id is None:
+            job_id = jobs.create_job(db, config.model_dump(mode="json"), name=config.name)
+        elif jobs.get_job(db, job_id) is None:
+            raise LookupError(f"no scoring job {job_id} in {db_path}")
+        return asyncio.run(_run(db, Path(db_path), config, plans, job_id, on_progress, cancel))
+    finally:
+        db.conn.close()
+
+
+async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, on_progress, cancel) -> JobResult:
+    from evtui.grading.cache import IndexCache
+    from evtui.grading.client import grading_session
+    from evtui.grading.settings import GraderSettings
+
+    progress = _Progress(job_id, on_progress)
+    todo: dict[int, tuple[list[int], dict[str, set[int]]]] = {}
+    for run_id, plan in plans.items():
+        rowids = jobs.subset_rowids(
+            db, run_id, config.subset.model_dump(), score_columns=plan.score_columns, include_errors=_score_errors(config, plan.run)
+        )
+        scored = {unit.name: jobs.scored_rowids(db, run_id, job_id, unit.name) for unit in plan.units}
+        todo[run_id] = (rowids, scored)
+        for unit in plan.units:
+            already = len(scored[unit.name].intersection(rowids))
+            counts = progress.per_scorer.setdefault(unit.name, [0, 0])
+            counts[0] += already
+            counts[1] += len(rowids)
+            progress.done += already
+            progress.total += len(rowids)
+    jobs.update_job(db, job_id, status="running", total=progress.total, done=progress.done)
+    progress.post(force=True)
+
+    grader = config.grader
+    settings = GraderSettings(
+        base_url=grader.base_url, model=grader.model, api_key_env=grader.api_key_env, concurrency=grader.concurrency
+    )
+    status = "done"
+    outcomes: list[RunOutcome] = []
+    try:
+        async with grading_session(settings, cache=IndexCache(db_path)):
+            for run_id, plan in plans.items():
+                rowids, scored = todo[run_id]
+                progress.run_id, progress.run_path = run_id, plan.run["path"]
+                pending = [r for r in rowids if any(r not in scored[u.name] for u in plan.units)]
+                for start in range(0, len(pending), config.batch_size):
+                    if cancel is not None and cancel.is_set():
+                        status = "cancelled"
+                        break
+                    batch = pending[start : start + config.batch_size]
+                    await _score_batch(db, job_id, plan, batch, scored, config.concurrency, progress)
+                    jobs.update_job(db, job_id, done=progress.done, errors=progress.errors)
+                    progress.post()
+                if status == "cancelled":
+                    break
+                results = run_results_for(plan, jobs.job_scores(db, run_id, job_id))
+                jobs.replace_results(db, run_id, job_id, results)
+                outcomes.append(RunOutcome(run_id, plan.run["path"], results, list(plan.notes)))
+    except BaseException:
+        jobs.update_job(db, job_id, status="failed", done=progress.done, errors=progress.errors)
+        progress.post("failed", force=True)
+        raise
+    jobs.update_job(db, job_id, status=status, done=progress.done, errors=progress.errors)
+    progress.post(status, force=True)
+    return JobResult(job_id, status, progress.done, progress.total, progress.errors, outcomes)  # type: ignore[arg-type]
+
+
+def _score_errors(config: ScoringJobConfig, run: dict[str, Any]) -> bool:
+    if config.score_errors is not None:
+        return config.score_errors
+    if str(run.get("format", "")).startswith("inspect"):
+        return bool(run["config"].get("score_on_error"))
+    return True
+
+
+async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str, set[int]], concurrency: int, progress: _Progress) -> None:
+    rows = jobs.fetch_samples(db, batch)
+    work: list[tuple[int, Any, Any, ScorerUnit]] = []
+    for row in rows:
+        state, target = state_from_row(row, plan.run["config"], plan.run.get("model"))
+        for unit in plan.units:
+            if row[0] not in scored[unit.name]:
+                work.append((row[0], state, target, unit))
+    made: list[tuple[int, int, str, Any]] = []
+
+    def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool) -> None:
+        for name, score in scores:
+            made.append((rowid, plan.run["id"], name, score))
+            number = jobs.value_num(score.value)
+            if number is not None:
+                sums = progress.sums.setdefault(name, [0.0, 0])
+                sums[0] += number
+                sums[1] += 1
+        progress.errors += failed
+        progress.done += 1
+        progress.session_done += 1
+        progress.per_scorer[unit.name][0] += 1
+        scored[unit.name].add(rowid)
+
+    # A fixed pool of workers sharing one iterator: a scorer that never suspends (match) runs
+    # straight through in the first worker; slow async ones (graders) overlap up to `concurrency`.
+    queue = iter(work)
+
+    async def worker() -> None:
+        for rowid, state, target, unit in queue:
+            scores, failed = await unit.score(state, target)
+            record(rowid, unit, scores, failed)
+            progress.post()
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))
+    jobs.write_scores(db, job_id, made)
+
+
+__all__ = ["run_job", "ScoringJobConfig", "JobProgress", "JobResult", "ResultRecord"]

@@ -1,0 +1,383 @@
+"""All SQL for scoring jobs: the job rows, the samples a job reads, the scores and results it writes.
+
+The engine (scoring/engine.py) calls only these functions. Writes are batched: one transaction
+per batch of scores, one per run's results. Sample rows are read in the order of their rowid
+so a job visits a run deterministically and resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from evtui.records import ResultRecord
+from evtui.scoring.values import Score
+
+# The sample columns a scorer's state is built from (bulky JSON last, read lazily by SQLite).
+SAMPLE_COLUMNS = (
+    "id, run_id, sample_id, epoch, input_tokens, output_tokens, total_tokens, cost, total_time, "
+    "working_time, limit_type, completed, error, target, metadata, input_text, output_text, choices, "
+    "input, messages"
+)
+
+_NUMERIC_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def dumps(value: Any) -> str:
+    """JSON with NaN kept as the bare NaN token (as Inspect writes it)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    if text is None:
+        return default
+    return json.loads(text)
+
+
+def value_num(value: Any) -> float | None:
+    """The numeric face of a score value for SQL sorts/filters; NULL when unscored or not scalar."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        number = float(value)
+        return None if math.isnan(number) else number
+    if isinstance(value, str):
+        if value in ("C", "P", "I", "N"):
+            return _NUMERIC_WORDS[value.lower()]
+        lowered = value.lower()
+        if lowered in ("yes", "true", "no", "false"):
+            return _NUMERIC_WORDS[lowered]
+        try:
+            number = float(lowered)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+# --------------------------------------------------------------------------------- jobs
+
+
+def create_job(db: sqlite_utils.Database, config: dict[str, Any], *, name: str | None = None) -> int:
+    now = _now()
+    cursor = db.execute(
+        "INSERT INTO scoring_jobs (name, config, status, created, updated) VALUES (?, ?, 'queued', ?, ?)",
+        [name, dumps(config), now, now],
+    )
+    return int(cursor.lastrowid)
+
+
+def get_job(db: sqlite_utils.Database, job_id: int) -> dict[str, Any] | None:
+    row = db.execute(
+        "SELECT id, name, config, status, created, updated, total, done, errors, grader_input_tokens, "
+        "grader_output_tokens, grader_seconds FROM scoring_jobs WHERE id = ?",
+        [job_id],
+    ).fetchone()
+    if row is None:
+        return None
+    keys = ("id", "name", "config", "status", "created", "updated", "total", "done", "errors",
+            "grader_input_tokens", "grader_output_tokens", "grader_seconds")
+    job = dict(zip(keys, row, strict=True))
+    job["config"] = loads(job["config"], {})
+    return job
+
+
+def list_jobs(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    ids = [row[0] for row in db.execute("SELECT id FROM scoring_jobs ORDER BY id").fetchall()]
+    return [job for job in (get_job(db, job_id) for job_id in ids) if job is not None]
+
+
+def update_job(
+    db: sqlite_utils.Database,
+    job_id: int,
+    *,
+    status: str | None = None,
+    total: int | None = None,
+    done: int | None = None,
+    errors: int | None = None,
+    grader_usage: tuple[int, int, float] | None = None,
+) -> None:
+    sets, params = ["updated = ?"], [_now()]
+    for column, value in (("status", status), ("total", total), ("done", done), ("errors", errors)):
+        if value is not None:
+            sets.append(f"{column} = ?")
+            params.append(value)
+    if grader_usage is not None:
+        sets.append("grader_input_tokens = ?, grader_output_tokens = ?, grader_seconds = ?")
+        params.extend(grader_usage)
+    db.execute(f"UPDATE scoring_jobs SET {', '.join(sets)} WHERE id = ?", [*params, job_id])
+
+
+# --------------------------------------------------------------------------------- runs
+
+
+def run_ids_under(db: sqlite_utils.Database, paths: Sequence[str | Path]) -> list[int]:
+    """Indexed runs whose file is one of `paths` or lies under one of them (directories)."""
+    ids: list[int] = []
+    for path in paths:
+        resolved = str(Path(path).resolve())
+        prefix = resolved.rstrip("/") + "/"
+        rows = db.execute(
+            "SELECT id FROM runs WHERE (path = ? OR substr(path, 1, ?) = ?) AND missing = 0 ORDER BY path",
+            [resolved, len(prefix), prefix],
+        ).fetchall()
+        ids.extend(row[0] for row in rows if row[0] not in ids)
+    return ids
+
+
+def run_info(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
+    row = db.execute(
+        "SELECT id, path, format, task, model, status, config, metadata FROM runs WHERE id = ?", [run_id]
+    ).fetchone()
+    if row is None:
+        raise LookupError(f"no run with id {run_id} in the index")
+    return {
+        "id": row[0], "path": row[1], "format": row[2], "task": row[3], "model": row[4], "status": row[5],
+        "config": loads(row[6], {}), "metadata": loads(row[7], {}),
+    }
+
+
+def recorded_score_names(db: sqlite_utils.Database, run_id: int) -> list[str]:
+    """Scorer names recorded in the run file (source 'log'), in first-seen order."""
+    rows = db.execute(
+        "SELECT scorer FROM scores WHERE run_id = ? AND source = 'log' GROUP BY scorer ORDER BY min(id)", [run_id]
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+# --------------------------------------------------------------------------------- samples
+
+
+def _subset_clause(subset: dict[str, Any] | None, score_columns: Sequence[str]) -> tuple[str, list[Any]]:
+    subset = subset or {}
+    kind = subset.get("kind", "all")
+    if kind == "filter" and subset.get("expression"):
+        from evtui.store.filters import compile_filter
+
+        sql, params = compile_filter(subset["expression"], score_columns=score_columns)
+        return f" AND ({sql})", list(params)
+    if kind == "failures":
+        # Failed = errored, hit a limit, or any recorded score below full marks.
+        return (
+            " AND (s.error IS NOT NULL OR s.limit_type IS NOT NULL OR EXISTS (SELECT 1 FROM scores f "
+            "WHERE f.sample_rowid = s.id AND f.source = 'log' AND f.value_num IS NOT NULL AND f.value_num < 1))",
+            [],
+        )
+    return "", []
+
+
+def subset_rowids(
+    db: sqlite_utils.Database,
+    run_id: int,
+    subset: dict[str, Any] | None,
+    *,
+    score_columns: Sequence[str] = (),
+    include_errors: bool = True,
+) -> list[int]:
+    """The sample rowids of `run_id` a job with `subset` covers, in rowid order.
+
+    `include_errors=False` leaves out samples that ended in an error (Inspect never scores them).
+    `random` picks N sample ids (every epoch of each, so reducers see whole samples) with a
+    seeded generator, so a resumed job picks the same ones.
+    """
+    clause, params = _subset_clause(subset, score_columns)
+    if not include_errors:
+        clause += " AND s.error IS NULL"
+    rows = db.execute(
+        f"SELECT s.id, s.sample_id FROM samples s WHERE s.run_id = ?{clause} ORDER BY s.id", [run_id, *params]
+    ).fetchall()
+    if (subset or {}).get("kind") == "random":
+        ids = sorted({row[1] for row in rows})
+        n = int(subset.get("n") or 0)
+        chosen = set(random.Random(subset.get("seed", 0)).sample(ids, min(n, len(ids))))
+        return [row[0] for row in rows if row[1] in chosen]
+    return [row[0] for row in rows]
+
+
+def scored_rowids(db: sqlite_utils.Database, run_id: int, job_id: int, scorer: str) -> set[int]:
+    """Samples of `run_id` that job `job_id` has already scored with `scorer` (for resume)."""
+    rows = db.execute(
+        "SELECT sample_rowid FROM scores WHERE run_id = ? AND job_id = ? AND source = 'job' AND scorer = ?",
+        [run_id, job_id, scorer],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list[tuple]:
+    """Sample rows (SAMPLE_COLUMNS order) for `rowids`, in the same order."""
+    if not rowids:
+        return []
+    marks = ",".join("?" * len(rowids))
+    rows = db.execute(f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE id IN ({marks})", list(rowids)).fetchall()
+    by_id = {row[0]: row for row in rows}
+    return [by_id[rowid] for rowid in rowids if rowid in by_id]
+
+
+# --------------------------------------------------------------------------------- scores
+
+
+def write_scores(db: sqlite_utils.Database, job_id: int, rows: Iterable[tuple[int, int, str, Score]]) -> int:
+    """Store (sample_rowid, run_id, scorer, Score) rows of a job in one transaction; returns the count.
+
+    Re-scoring the same sample with the same scorer in the same job replaces the earlier score.
+    """
+    now = _now()
+    params = [
+        (
+            sample_rowid, run_id, scorer, job_id, dumps(score.value), value_num(score.value),
+            score.answer, score.explanation, score.reason, dumps(score.metadata or {}), now,
+        )
+        for sample_rowid, run_id, scorer, score in rows
+    ]
+    if not params:
+        return 0
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT INTO scores (sample_rowid, run_id, scorer, source, job_id, value, value_num, answer, "
+            "explanation, reason, metadata, created) VALUES (?, ?, ?, 'job', ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (sample_rowid, scorer, source, job_id) DO UPDATE SET value = excluded.value, "
+            "value_num = excluded.value_num, answer = excluded.answer, explanation = excluded.explanation, "
+            "reason = excluded.reason, metadata = excluded.metadata, created = excluded.created",
+            params,
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(params)
+
+
+def job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> list[dict[str, Any]]:
+    """Every score job `job_id` made on `run_id`, with its sample's id, epoch and metadata, in sample order."""
+    rows = db.execute(
+        "SELECT sc.scorer, s.sample_id, s.epoch, sc.value, sc.answer, sc.explanation, sc.reason, sc.metadata, "
+        "s.metadata FROM scores sc JOIN samples s ON s.id = sc.sample_rowid "
+        "WHERE sc.run_id = ? AND sc.job_id = ? AND sc.source = 'job' ORDER BY s.id, sc.id",
+        [run_id, job_id],
+    ).fetchall()
+    return [
+        {
+            "scorer": row[0], "sample_id": row[1], "epoch": row[2], "value": loads(row[3]), "answer": row[4],
+            "explanation": row[5], "reason": row[6], "metadata": loads(row[7], {}) or None,
+            "sample_metadata": loads(row[8], {}),
+        }
+        for row in rows
+    ]
+
+
+# --------------------------------------------------------------------------------- results
+
+
+def replace_results(db: sqlite_utils.Database, run_id: int, job_id: int, results: Sequence[ResultRecord]) -> None:
+    """Store a job's metrics for a run, replacing what the same job stored before (one transaction)."""
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM run_results WHERE run_id = ? AND job_id = ?", [run_id, job_id])
+        conn.executemany(
+            "INSERT INTO run_results (run_id, job_id, scorer, reducer, metric, value, scored, unscored, params, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, job_id, r.scorer, r.reducer, r.metric, _finite_or_none(r.value), r.scored, r.unscored, dumps(r.params), seq)
+                for seq, r in enumerate(results)
+            ],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    # SQLite stores NaN as NULL anyway; say so explicitly.
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def results_for(db: sqlite_utils.Database, run_id: int, job_id: int) -> list[ResultRecord]:
+    rows = db.execute(
+        "SELECT scorer, reducer, metric, value, scored, unscored, params FROM run_results "
+        "WHERE run_id = ? AND job_id = ? ORDER BY seq, id",
+        [run_id, job_id],
+    ).fetchall()
+    return [
+        ResultRecord(scorer=r[0], reducer=r[1], metric=r[2], value=r[3], scored=r[4], unscored=r[5], params=loads(r[6], {}))
+        for r in rows
+    ]
+
+
+# --------------------------------------------------------------------------------- export
+
+
+EXPORT_COLUMNS = ("run_id", "path", "sample_id", "epoch", "scorer", "value", "answer", "explanation", "reason", "source", "job_id")
+
+
+def iter_export_rows(
+    db: sqlite_utils.Database, run_ids: Sequence[int], *, scorer: str | None = None, batch: int = 5000
+) -> Iterator[dict[str, Any]]:
+    """One dict per score of `run_ids` (optionally one scorer), streamed in sample order."""
+    for run_id in run_ids:
+        params: list[Any] = [run_id]
+        where = "sc.run_id = ?"
+        if scorer is not None:
+            where += " AND sc.scorer = ?"
+            params.append(scorer)
+        cursor = db.conn.execute(
+            "SELECT sc.run_id, r.path, s.sample_id, s.epoch, sc.scorer, sc.value, sc.answer, sc.explanation, "
+            f"sc.reason, sc.source, sc.job_id FROM scores sc JOIN samples s ON s.id = sc.sample_rowid "
+            f"JOIN runs r ON r.id = sc.run_id WHERE {where} ORDER BY s.id_sort, s.epoch, sc.id",
+            params,
+        )
+        while rows := cursor.fetchmany(batch):
+            for row in rows:
+                record = dict(zip(EXPORT_COLUMNS, row, strict=True))
+                record["value"] = loads(record["value"])
+                yield record
+
+
+# --------------------------------------------------------------------------------- usage
+
+
+def _quantiles(db: sqlite_utils.Database, run_id: int, column: str, n: int) -> dict[str, float]:
+    """p50/p95 with numpy's linear interpolation, reading only the two neighbouring rows from SQL."""
+    out: dict[str, float] = {}
+    for label, q in (("p50", 0.50), ("p95", 0.95)):
+        rank = q * (n - 1)
+        lower = int(math.floor(rank))
+        rows = db.execute(
+            f"SELECT {column} FROM samples WHERE run_id = ? AND {column} IS NOT NULL ORDER BY {column} LIMIT 2 OFFSET ?",
+            [run_id, lower],
+        ).fetchall()
+        low = float(rows[0][0])
+        high = float(rows[1][0]) if len(rows) > 1 else low
+        out[label] = low + (rank - lower) * (high - low)
+    return out
+
+
+def usage_summary(db: sqlite_utils.Database, run_id: int) -> dict[str, dict[str, float | int | None]]:
+    """Tokens, cost and time per sample for a run: n, mean, p50, p95, total for each (None when unknown)."""
+    summary: dict[str, dict[str, float | int | None]] = {}
+    for label, column in (
+        ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"), ("tokens", "total_tokens"),
+        ("cost", "cost"), ("time", "total_time"), ("working_time", "working_time"),
+    ):
+        n, mean, total = db.execute(
+            f"SELECT count({column}), avg({column}), sum({column}) FROM samples WHERE run_id = ?", [run_id]
+        ).fetchone()
+        entry: dict[str, float | int | None] = {"n": n, "mean": mean, "p50": None, "p95": None, "total": total}
+        if n:
+            entry.update(_quantiles(db, run_id, column, n))
+        summary[label] = entry
+    return summary
