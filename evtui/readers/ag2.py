@@ -217,6 +217,9 @@ def _sample(task: dict[str, Any], split_repeats: bool) -> SampleRecord:
         "tags": list(task.get("tags") or []),
         "budget_violation": task.get("budget_violation"),
         "trace_ref": task.get("trace_ref"),
+        # Cache tokens and the exact duration have no SampleRecord field; AG2 scorers read them.
+        "tokens": tokens or None,
+        "duration_ms": duration_ms,
     }
     return SampleRecord(
         sample_id=sample_id,
