@@ -148,6 +148,15 @@ def run_info(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     }
 
 
+def scorer_names(db: sqlite_utils.Database, run_ids: Sequence[int]) -> list[str]:
+    """Every scorer name with scores in `run_ids` (any source), sorted."""
+    if not run_ids:
+        return []
+    marks = ",".join("?" * len(run_ids))
+    rows = db.execute(f"SELECT DISTINCT scorer FROM scores WHERE run_id IN ({marks}) ORDER BY scorer", list(run_ids)).fetchall()
+    return [row[0] for row in rows]
+
+
 def recorded_score_names(db: sqlite_utils.Database, run_id: int) -> list[str]:
     """Scorer names recorded in the run file (source 'log'), in first-seen order."""
     rows = db.execute(

@@ -1,0 +1,116 @@
+"""`evtui export PATH... --format jsonl|csv [--scorer NAME] [--output FILE]`: one row per score."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import difflib
+import json
+import math
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from evtui.store.location import default_index_path
+
+COLUMNS = ("run_id", "path", "sample_id", "epoch", "scorer", "value", "answer", "explanation", "reason", "source", "job_id")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="run files or directories (indexed first if needed)")
+    parser.add_argument("--db", metavar="FILE", help="index file (default: RUN_DIR/.evtui/index.db)")
+    parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="output format (default: jsonl)")
+    parser.add_argument("--scorer", metavar="NAME", help="only this scorer's scores")
+    parser.add_argument("--output", metavar="FILE", help="write here instead of standard output")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"evtui export: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        return _fail(f"no such file or directory: {', '.join(missing)}")
+    db_path = Path(args.db) if args.db else default_index_path(paths[0].resolve())
+
+    from evtui.store import jobs
+    from evtui.store.ingest import ingest_paths
+    from evtui.store.schema import connect
+
+    report = ingest_paths(db_path, paths)
+    for failure in report.failures:
+        print(f"evtui export: skipped {failure.path}: {failure.error}", file=sys.stderr)
+    db = connect(db_path)
+    try:
+        run_ids = jobs.run_ids_under(db, paths)
+        if not run_ids:
+            return _fail(f"no readable runs under {', '.join(map(str, paths))}", 1)
+        if args.scorer is not None:
+            known = jobs.scorer_names(db, run_ids)
+            if args.scorer not in known:
+                close = difflib.get_close_matches(args.scorer, known, n=5, cutoff=0.5)
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                return _fail(f"no scores from scorer {args.scorer!r} in these runs.{hint} Scorers: {', '.join(known) or 'none'}")
+        rows = jobs.iter_export_rows(db, run_ids, scorer=args.scorer)
+        target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
+        try:
+            with target as out:
+                count = write_jsonl(rows, out) if args.format == "jsonl" else write_csv(rows, out)
+        except BrokenPipeError:  # `evtui export … | head`: the reader has all it wants
+            _silence_stdout()
+            return 0
+    finally:
+        db.conn.close()
+    if args.output:
+        print(f"wrote {count} scores to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _strict(value: Any) -> Any:
+    """NaN (an unscored value) becomes null: the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
+
+
+def write_jsonl(rows, out) -> int:
+    count = 0
+    for row in rows:
+        out.write(json.dumps({key: _strict(row[key]) for key in COLUMNS}, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, dict | list | bool):
+        return json.dumps(_strict(value), ensure_ascii=False)
+    return value
+
+
+def write_csv(rows, out) -> int:
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    count = 0
+    for row in rows:
+        writer.writerow([_cell(row[key]) for key in COLUMNS])
+        count += 1
+    return count

@@ -1,0 +1,173 @@
+"""`evtui score PATH...`: index, re-score with scorers/reducers/metrics, store and print metrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from evtui.store.location import default_index_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="run files or directories (indexed first if needed)")
+    parser.add_argument("--scorer", action="append", default=[], metavar="SPEC",
+                        help="scorer spec, e.g. 'match(numeric=True)'; repeat for more. Default: the scorers each run recorded")
+    parser.add_argument("--reducer", action="append", default=None, metavar="SPEC", help="epoch reducer, e.g. pass_at_2; repeat for more")
+    parser.add_argument("--metric", action="append", default=None, metavar="SPEC",
+                        help="metric replacing every scorer's own, e.g. 'stderr(cluster=\"category\")'; repeat for more")
+    parser.add_argument("--plugin", action="append", default=[], metavar="FILE", help="Python file defining scorers/metrics/reducers")
+    parser.add_argument("--config", metavar="NAME", help="saved configuration RUN_DIR/.evtui/configs/NAME.toml (flags add to it)")
+    parser.add_argument("--save-config", metavar="NAME", help="save the resulting configuration under NAME")
+    parser.add_argument("--db", metavar="FILE", help="index file (default: RUN_DIR/.evtui/index.db)")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("--job", type=int, metavar="ID", help="resume scoring job ID (skips samples it already scored)")
+    parser.add_argument("--grader-url", metavar="URL", help="OpenAI-compatible base URL for model-graded scorers")
+    parser.add_argument("--grader-model", metavar="NAME", help="grader model for model-graded scorers")
+    parser.add_argument("--concurrency", type=int, metavar="N", help="scorer calls (and grader requests) in flight")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"evtui score: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    from evtui.scoring.config_files import ConfigFileError, load_config, save_config
+    from evtui.scoring.engine_config import ScoringJobConfig
+    from evtui.scoring.plugins import PluginError
+    from evtui.scoring.specs import SpecError
+
+    paths = [Path(p) for p in args.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        return _fail(f"no such file or directory: {', '.join(missing)}")
+    run_dir = paths[0].resolve()
+    db_path = Path(args.db) if args.db else default_index_path(run_dir)
+    try:
+        config = load_config(run_dir, args.config) if args.config else ScoringJobConfig()
+        config = _with_flags(config, args)
+        config.validate_specs()
+        if args.save_config:
+            saved = save_config(run_dir, config, args.save_config)
+            print(f"saved configuration {args.save_config!r} to {saved}", file=sys.stderr)
+    except (SpecError, PluginError, ConfigFileError, ValueError) as error:
+        return _fail(str(error))
+
+    from evtui.store.ingest import ingest_paths
+
+    report = ingest_paths(db_path, paths)
+    for failure in report.failures:
+        print(f"evtui score: skipped {failure.path}: {failure.error}", file=sys.stderr)
+
+    from evtui.scoring.engine import run_job
+    from evtui.store import jobs
+    from evtui.store.schema import connect
+
+    db = connect(db_path)
+    try:
+        run_ids = jobs.run_ids_under(db, paths)
+    finally:
+        db.conn.close()
+    if not run_ids:
+        return _fail(f"no readable runs under {', '.join(map(str, paths))}", 1)
+
+    cancel = threading.Event()
+    progress = _ProgressLine() if sys.stderr.isatty() and not args.json else None
+    try:
+        result = run_job(db_path, config, run_ids, on_progress=progress, cancel=cancel, job_id=args.job)
+    except KeyboardInterrupt:
+        print("\nevtui score: interrupted; scores made so far are kept (resume with --job)", file=sys.stderr)
+        return 130
+    except (SpecError, LookupError) as error:
+        return _fail(str(error))
+    finally:
+        if progress:
+            progress.clear()
+    try:
+        if args.json:
+            print(json.dumps(_json_safe(result.as_json()), indent=2))
+        else:
+            print(format_results(result))
+    except BrokenPipeError:  # `evtui score … | head`
+        from evtui.commands.export import _silence_stdout
+
+        _silence_stdout()
+    return 0 if result.status == "done" else 1
+
+
+def _with_flags(config, args: argparse.Namespace):
+    grader = config.grader.model_copy(
+        update={k: v for k, v in {"base_url": args.grader_url, "model": args.grader_model, "concurrency": args.concurrency}.items() if v is not None}
+    )
+    update: dict[str, Any] = {"grader": grader, "scorers": [*config.scorers, *args.scorer], "plugins": [*config.plugins, *args.plugin]}
+    if args.reducer is not None:
+        update["reducers"] = [*(config.reducers or []), *args.reducer]
+    if args.metric is not None:
+        update["metrics"] = [*(config.metrics or []), *args.metric]
+    if args.concurrency is not None:
+        update["concurrency"] = args.concurrency
+    return config.model_validate({**config.model_dump(), **update, "grader": grader.model_dump()})
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN/inf become null so the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def format_results(result) -> str:
+    """A readable table per run: scorer, reducer, scored/unscored and each metric."""
+    from evtui.scoring.engine_config import group_results
+
+    lines: list[str] = []
+    for run in result.runs:
+        lines.append(f"{run.path}  (run {run.run_id})")
+        groups = group_results(run.results)
+        if not groups:
+            lines.append("  no results")
+        width = max([len(g["scorer"]) for g in groups] + [6])
+        rwidth = max([len(g["reducer"] or "-") for g in groups] + [7])
+        if groups:
+            lines.append(f"  {'scorer':<{width}}  {'reducer':<{rwidth}}  {'scored':>6}  metrics")
+        for group in groups:
+            metrics = "  ".join(f"{name} {_number(value)}" for name, value in group["metrics"].items())
+            scored = "" if group["scored"] is None else str(group["scored"])
+            if group["unscored"]:
+                scored += f" (+{group['unscored']} unscored)"
+            lines.append(f"  {group['scorer']:<{width}}  {group['reducer'] or '-':<{rwidth}}  {scored:>6}  {metrics}")
+        for note in run.notes:
+            lines.append(f"  note: {note}")
+        lines.append("")
+    lines.append(f"job {result.job_id}: {result.status}, {result.done}/{result.total} scored, {result.errors} scorer errors")
+    return "\n".join(lines)
+
+
+class _ProgressLine:
+    """One self-overwriting progress line on a terminal's stderr."""
+
+    def __call__(self, progress) -> None:
+        where = f" {Path(progress.run_path).name}" if progress.run_path else ""
+        sys.stderr.write(f"\rscoring{where}: {progress.done}/{progress.total} ({progress.rate:.0f}/s, {progress.errors} errors)\x1b[K")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
