@@ -107,7 +107,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._serve_fault(fault, body, prompt)
             if owner.script.delay:
                 time.sleep(owner.script.delay)
-            self._send_completion(body, owner._reply_for(prompt, body))
+            try:
+                text = owner._reply_for(prompt, body)
+            except Exception as error:  # a broken script shows as a server error, not a hang-up
+                return self._send_json(500, {"error": {"message": f"test script failed: {error!r}"}})
+            self._send_completion(body, text)
         finally:
             owner._leave()
 
