@@ -87,6 +87,9 @@ def normalize_number(text: str, precision: int = 5, *, trim_punctuation: bool = 
 
 def is_finite_number(text: str) -> bool:
     """Does `text` parse with plain `float()` to a finite number?"""
+    # Cheap refusal first: float() raising is slow, and ASCII without a digit is never finite.
+    if text.isascii() and _ASCII_DIGIT.search(text) is None:
+        return False
     try:
         return math.isfinite(float(text))
     except ValueError:
