@@ -95,7 +95,7 @@ class Scorer:
                 result = await result
             return self.normalise(result)
         except Exception as error:
-            logger.warning("AG2 scorer %s raised on task %s: %s", self.key, inputs.task.id, error)
+            logger.info("AG2 scorer %s raised on task %s: %s", self.key, inputs.task.id, error)
             return [Feedback(self.key, score=None, comment=f"scorer raised: {type(error).__name__}: {error}")]
 
     def normalise(self, result: Any) -> list[Feedback]:

@@ -50,6 +50,7 @@ class _Progress:
         self.last_post = 0.0
         self.run_id: int | None = None
         self.run_path: str | None = None
+        self.first_errors: dict[str, str] = {}
 
     def snapshot(self, status: str, message: str | None = None) -> JobProgress:
         elapsed = time.monotonic() - self.started
@@ -66,6 +67,7 @@ class _Progress:
             run_path=self.run_path,
             running_metrics={name: s / n for name, (s, n) in self.sums.items() if n},
             message=message,
+            first_errors=dict(self.first_errors),
         )
 
     def post(self, status: str = "running", *, force: bool = False, message: str | None = None) -> None:
@@ -162,7 +164,9 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
         raise
     jobs.update_job(db, job_id, status=status, done=progress.done, errors=progress.errors)
     progress.post(status, force=True)
-    return JobResult(job_id, status, progress.done, progress.total, progress.errors, outcomes)  # type: ignore[arg-type]
+    return JobResult(  # type: ignore[arg-type]
+        job_id, status, progress.done, progress.total, progress.errors, outcomes, first_errors=dict(progress.first_errors)
+    )
 
 
 def _score_errors(config: ScoringJobConfig, run: dict[str, Any]) -> bool:
@@ -192,6 +196,8 @@ async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str
                 sums[0] += number
                 sums[1] += 1
         progress.errors += failed
+        if failed and unit.name not in progress.first_errors:
+            progress.first_errors[unit.name] = next((s.explanation for _, s in scores if s.explanation), "scorer raised")
         progress.done += 1
         progress.session_done += 1
         progress.per_scorer[unit.name][0] += 1

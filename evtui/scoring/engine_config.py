@@ -96,6 +96,7 @@ class JobProgress:
     run_path: str | None = None
     running_metrics: dict[str, float] = field(default_factory=dict)  # scorer -> mean of numeric scores so far
     message: str | None = None
+    first_errors: dict[str, str] = field(default_factory=dict)  # scorer -> first "scorer raised: …" seen
 
     @property
     def fraction(self) -> float:
@@ -121,6 +122,7 @@ class JobResult:
     errors: int
     runs: list[RunOutcome] = field(default_factory=list)
     message: str | None = None
+    first_errors: dict[str, str] = field(default_factory=dict)  # scorer -> first error message
 
     def as_json(self) -> dict[str, Any]:
         """The `evtui score --json` shape."""

@@ -45,7 +45,7 @@ class ScorerUnit:
         try:
             result = await self.made(state, target)
         except Exception as error:  # one sample's failure is recorded, the job goes on
-            logger.warning("scorer %s raised on sample %s: %s", self.name, state.sample_id, error)
+            logger.debug("scorer %s raised on sample %s: %s", self.name, state.sample_id, error)
             return [(self.name, Score.unscored(reason="scoring_failed", explanation=f"scorer raised: {type(error).__name__}: {error}"))], True
         if result is None:
             return [], False
@@ -111,7 +111,13 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
         for entry in recorded_config:
             base = entry.get("name", "?")
             names.append(_unique(base, names))
-            call = SpecCall(base, kwargs=dict(entry.get("options") or {}), called=True)
+            options = dict(entry.get("options") or {})
+            # Inspect grader models (`openai/gpt-4o`, `mockllm/model`) mean nothing to evtui's
+            # grader client: model-graded scorers use the job's grader settings instead.
+            dropped = [key for key in ("model", "model_role") if options.pop(key, None) is not None]
+            if dropped:
+                plan.notes.append(f"recorded scorer {names[-1]!r}: grader model from the job's grader settings, not the log's")
+            call = SpecCall(base, kwargs=options, called=True)
             try:
                 made = build("scorer", call)
             except SpecError as error:

@@ -159,6 +159,10 @@ def resolve(kind: Kind, name: str) -> tuple[registry.RegistryEntry, dict[str, An
             return registry.lookup(kind, candidate), {}
         except UnknownNameError:
             pass
+    if not prefix:  # `pass@3` for `evsys:pass@3`, when only one namespace has it
+        namespaced = [e for e in registry.entries(kind) if e.name.rpartition(":")[2] == name and ":" in e.name]
+        if len(namespaced) == 1:
+            return namespaced[0], {}
     # Inspect's reducer shorthand (`pass_at_2`, `at_least_3`) and EvSys's `pass@3` / `pass^3`.
     for candidate in candidates:
         for pattern, template in ((_SUFFIX_K, "{base}"), (_AT_K, "{base}{op}k")):
@@ -213,8 +217,18 @@ def _type_hints(factory: Callable[..., Any]) -> dict[str, Any]:
     target = inspect.unwrap(factory)
     try:
         return typing.get_type_hints(target)
-    except Exception:  # unresolvable forward references: check nothing rather than guess
-        return {}
+    except Exception:
+        pass
+    # One unresolvable annotation (a TYPE_CHECKING import) must not disable the other checks.
+    hints: dict[str, Any] = {}
+    namespace = getattr(target, "__globals__", {})
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        probe = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints.update(typing.get_type_hints(probe, globalns=dict(namespace)))
+        except Exception:
+            continue
+    return hints
 
 
 def _matches(value: Any, hint: Any) -> bool:
