@@ -189,15 +189,24 @@ def clustered_stderr(partition: ClusterPartition) -> float:
     values = partition.values
     grand_mean = float(np.mean(values))
     deviations = values - grand_mean
-    if int(partition.sizes.max()) < 8:
-        # numpy sums fewer than 8 numbers left to right, as reduceat does: same bits, no loop.
-        starts = np.concatenate(([0], np.cumsum(partition.sizes)[:-1]))
-        cluster_sums = np.add.reduceat(deviations, starts)
-    else:
-        cluster_sums = np.array([part.sum() for part in np.split(deviations, np.cumsum(partition.sizes)[:-1])])
-    # cumsum adds left to right, like a Python loop over the clusters.
-    variance = float(np.cumsum(cluster_sums**2)[-1])
+    cluster_sums = _cluster_sums(deviations, partition.sizes)
+    # Squares via pow (as a scalar `** 2` does; an array `** 2` multiplies and can differ in the
+    # last bit), then summed left to right like a Python loop over the clusters.
+    squares = np.power(cluster_sums, np.full_like(cluster_sums, 2.0))
+    variance = float(np.cumsum(squares)[-1])
     return float(np.sqrt(variance * count / (count - 1)) / len(values))
+
+
+def _cluster_sums(deviations: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Each cluster's sum, bit-identical to `cluster.sum()`: clusters of one size are stacked as rows
+    of a matrix and summed along the rows (numpy sums each row as it sums a 1-D array)."""
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    sums = np.empty(len(sizes))
+    for size in np.unique(sizes):
+        clusters = np.flatnonzero(sizes == size)
+        rows = deviations[starts[clusters, None] + np.arange(size)]
+        sums[clusters] = rows.sum(axis=1)
+    return sums
 
 
 # Above this many distinct values per score, drawing indices beats drawing a multinomial.
