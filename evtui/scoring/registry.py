@@ -124,7 +124,8 @@ def _load_entry_points(kind: Kind) -> None:
             warnings.warn(f"evtui: plugin {ep.name} = {ep.value} failed to load: {error}", stacklevel=2)
             continue
         origin = "builtin" if ep.value.startswith("evtui.") else f"entry point {ep.value}"
-        if ep.name not in _registry[kind] or _registry[kind][ep.name].factory is not factory:
+        existing = _registry[kind].get(ep.name)
+        if existing is None or existing.factory is not factory or origin != "builtin":
             register(kind, ep.name, factory, origin=origin)
 
 
