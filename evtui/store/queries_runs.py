@@ -1,0 +1,198 @@
+"""Run-level read queries: the runs list, one run, its metrics, and the files that failed.
+
+Every function takes a `sqlite_utils.Database` or a `sqlite3.Connection` (from schema.connect)
+and returns small frozen dataclasses, so the UI can hand them across threads as messages.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+__all__ = [
+    "HeadlineMetric",
+    "RunRow",
+    "RunDetail",
+    "ResultRow",
+    "FailureRow",
+    "list_runs",
+    "get_run",
+    "run_results",
+    "list_failures",
+    "conn_of",
+]
+
+Db = sqlite_utils.Database | sqlite3.Connection
+
+
+def conn_of(db: Db) -> sqlite3.Connection:
+    return db.conn if isinstance(db, sqlite_utils.Database) else db
+
+
+@dataclass(frozen=True)
+class HeadlineMetric:
+    """One recorded metric of the run's first scorer; `stderr` set when the scorer has one."""
+
+    scorer: str
+    reducer: str | None
+    metric: str
+    value: float | None
+    stderr: float | None = None
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the runs list shows it."""
+
+    id: int
+    path: str
+    format: str
+    task: str | None
+    model: str | None
+    status: str
+    created: str | None
+    samples_completed: int  # recorded completed samples, else the samples indexed
+    samples_total: int  # recorded total (dataset × epochs), else the samples indexed
+    samples_indexed: int
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    cost: float | None
+    duration: float | None  # seconds
+    missing: bool  # the file is gone; the data is what was indexed
+    error: str | None
+    headline: tuple[HeadlineMetric, ...]
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """A run with everything the runs table holds: config and metadata decoded."""
+
+    row: RunRow
+    run_key: str | None
+    started_at: str | None
+    completed_at: str | None
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    file_size: int | None
+    file_mtime_ns: int | None
+    indexed_at: str | None
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One metric of a run: recorded in the file (job_id 0) or computed by evtui job `job_id`."""
+
+    job_id: int
+    scorer: str
+    reducer: str | None
+    metric: str
+    value: float | None
+    scored: int | None
+    unscored: int | None
+    params: dict[str, Any]
+    seq: int
+
+    @property
+    def recorded(self) -> bool:
+        return self.job_id == 0
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    path: str
+    error: str
+    at: str | None
+
+
+_RUN_COLUMNS = (
+    "id, path, format, task, model, status, created, completed_samples, total_samples, sample_count, "
+    "input_tokens, output_tokens, total_tokens, cost, duration, missing, error"
+)
+
+
+def _headlines(conn: sqlite3.Connection, run_ids: list[int] | None) -> dict[int, tuple[HeadlineMetric, ...]]:
+    """Each run's headline: the metrics of its first recorded (scorer, reducer), stderr folded
+    into the first metric as `value ± stderr`."""
+    sql = "SELECT run_id, scorer, reducer, metric, value FROM run_results WHERE job_id = 0"
+    params: list[Any] = []
+    if run_ids is not None:
+        sql += f" AND run_id IN ({', '.join('?' * len(run_ids))})"
+        params = list(run_ids)
+    grouped: dict[int, list[tuple[str, str | None, str, float | None]]] = {}
+    first: dict[int, tuple[str, str | None]] = {}
+    for run_id, scorer, reducer, metric, value in conn.execute(sql + " ORDER BY run_id, seq, id", params):
+        head = first.setdefault(run_id, (scorer, reducer))
+        if (scorer, reducer) == head:
+            grouped.setdefault(run_id, []).append((scorer, reducer, metric, value))
+    out: dict[int, tuple[HeadlineMetric, ...]] = {}
+    for run_id, metrics in grouped.items():
+        stderr = next((m[3] for m in metrics if m[2] == "stderr"), None)
+        rest = [m for m in metrics if m[2] != "stderr"] or metrics
+        out[run_id] = tuple(
+            HeadlineMetric(s, r, name, value, stderr if i == 0 and name != "stderr" else None)
+            for i, (s, r, name, value) in enumerate(rest)
+        )
+    return out
+
+
+def _run_row(row: tuple[Any, ...], headline: tuple[HeadlineMetric, ...]) -> RunRow:
+    (run_id, path, fmt, task, model, status, created, completed, total, indexed,
+     itok, otok, ttok, cost, duration, missing, error) = row
+    return RunRow(
+        run_id, path, fmt, task, model, status, created,
+        indexed if completed is None else completed,
+        indexed if total is None else total,
+        indexed, itok, otok, ttok, cost, duration, bool(missing), error, headline,
+    )
+
+
+def list_runs(db: Db) -> list[RunRow]:
+    """Every indexed run, newest first (by the run's own `created`, then index order).
+
+    Reads only the runs and run_results tables (no sample scans), so it stays fast on indexes
+    of millions of samples.
+    """
+    conn = conn_of(db)
+    headlines = _headlines(conn, None)
+    rows = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created DESC, id DESC").fetchall()
+    return [_run_row(row, headlines.get(row[0], ())) for row in rows]
+
+
+def get_run(db: Db, run_id: int) -> RunDetail | None:
+    """One run with its recorded config and metadata, or None if there is no such run."""
+    conn = conn_of(db)
+    row = conn.execute(
+        f"SELECT {_RUN_COLUMNS}, run_key, started_at, completed_at, config, metadata, file_size, "
+        "file_mtime_ns, indexed_at FROM runs WHERE id = ?",
+        (run_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    base = _run_row(row[:17], _headlines(conn, [run_id]).get(run_id, ()))
+    run_key, started, completed, config, metadata, size, mtime, indexed = row[17:]
+    return RunDetail(base, run_key, started, completed, json.loads(config or "{}"),
+                     json.loads(metadata or "{}"), size, mtime, indexed)
+
+
+def run_results(db: Db, run_id: int) -> list[ResultRow]:
+    """All metrics of a run: recorded ones (job_id 0) first, then each evtui job's, in order."""
+    conn = conn_of(db)
+    return [
+        ResultRow(job_id, scorer, reducer, metric, value, scored, unscored, json.loads(params or "{}"), seq)
+        for job_id, scorer, reducer, metric, value, scored, unscored, params, seq in conn.execute(
+            "SELECT job_id, scorer, reducer, metric, value, scored, unscored, params, seq "
+            "FROM run_results WHERE run_id = ? ORDER BY job_id, seq, id",
+            (run_id,),
+        )
+    ]
+
+
+def list_failures(db: Db) -> list[FailureRow]:
+    """Files that could not be read at their last attempt, by path."""
+    conn = conn_of(db)
+    return [FailureRow(*row) for row in conn.execute("SELECT path, error, at FROM ingest_failures ORDER BY path")]
