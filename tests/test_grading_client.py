@@ -224,3 +224,13 @@ def test_retry_after_accepts_seconds_and_http_dates():
     assert retry_after_seconds(dated, now=now) == 30.0
     assert retry_after_seconds(millis, now=now) == 1.5
     assert retry_after_seconds(httpx.Response(429), now=now) is None
+
+
+def test_redact_masks_the_key_and_partial_echoes_of_it():
+    from evtui.grading.settings import redact
+
+    key = Secret("sk-test-SECRET-0123456789abcdef")
+    text = "bad key sk-test-SECRET-0123456789abcdef; did you mean sk-test-SECRET-0123****? or …6789abcdef"
+    shown = redact(text, [key])
+    assert shown == "bad key ***; did you mean *******? or …***"
+    assert redact("nothing to hide", [key, None]) == "nothing to hide"

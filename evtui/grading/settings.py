@@ -50,19 +50,35 @@ class Secret:
         raise TypeError("a Secret cannot be pickled")
 
 
-def redact(text: str, secrets: list[Secret | None]) -> str:
-    """`text` with every secret's value (and any long-enough fragment a server may echo) masked."""
+def redact(text: str, secrets: list[Secret | None], *, piece: int = 8) -> str:
+    """`text` with every secret masked, and any run of it `piece`+ characters long.
+
+    Servers echo keys partially ("sk-…abcd****"), so any stretch of text that copies at least
+    `piece` consecutive characters of a secret is masked, not only the whole key.
+    """
     for secret in secrets:
         value = secret.reveal() if secret else ""
-        if len(value) >= 4:
-            text = text.replace(value, "***")
-            # Servers echo keys partially ("sk-test-SE…CRET"); mask long fragments too.
-            if len(value) >= 16:
-                for size in (len(value) // 2,):
-                    for start in range(0, len(value) - size + 1):
-                        fragment = value[start : start + size]
-                        if fragment in text:
-                            text = text.replace(fragment, "***")
+        if len(value) < 4:
+            continue
+        size = min(piece, len(value))
+        marked = bytearray(len(text))
+        for start in range(len(value) - size + 1):
+            fragment = value[start : start + size]
+            found = text.find(fragment)
+            while found != -1:
+                marked[found : found + size] = b"\x01" * size
+                found = text.find(fragment, found + 1)
+        if any(marked):
+            out, index = [], 0
+            while index < len(text):
+                if marked[index]:
+                    while index < len(text) and marked[index]:
+                        index += 1
+                    out.append("***")
+                else:
+                    out.append(text[index])
+                    index += 1
+            text = "".join(out)
     return text
 
 

@@ -1,0 +1,95 @@
+"""The grader key never reaches the index (or its WAL), exports, logs, output, errors or reprs."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evtui.cli import main
+from evtui.grading.cache import MemoryCache
+from evtui.grading.client import GraderError, GradingSession
+from evtui.grading.settings import GraderSettings, resolve_endpoint
+from tests.grader_server import GraderServer
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def secret_key(monkeypatch) -> str:
+    key = "sk-test-SECRET-" + secrets.token_hex(16)
+    for name in ("EVTUI_GRADER_URL", "EVTUI_GRADER_KEY", "EVTUI_GRADER_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    return key
+
+
+def fragments(key: str) -> list[str]:
+    """The key and any 12-character piece of its random part (servers echo keys partially)."""
+    tail = key.removeprefix("sk-test-SECRET-")
+    return [key] + [tail[i : i + 12] for i in range(0, len(tail) - 11, 4)]
+
+
+def assert_nowhere(key: str, texts: dict[str, str | bytes]) -> None:
+    for where, text in texts.items():
+        data = text.encode() if isinstance(text, str) else text
+        for piece in fragments(key):
+            assert piece.encode() not in data, f"secret (or a piece of it) found in {where}"
+
+
+def every_file(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_scoring_job_leaves_no_trace_of_the_key(tmp_path, secret_key, capsys, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, httpx and httpcore included
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(DATA / "jsonl" / "capitals.jsonl", logs / "capitals.jsonl")
+    index = tmp_path / "state" / "index.db"
+    with GraderServer() as server:
+        # servers echo keys in errors: a 400 quoting the whole key, a 401 quoting most of it
+        server.inject("400", contains="France", times=1, message=f"Incorrect API key provided: {secret_key}")
+        server.inject("status", contains="Japan", times=99, status=401, message=f"key {secret_key[:-4]}**** revoked")
+        server.inject("500", contains="Peru", times=99, message=f"upstream rejected Authorization: Bearer {secret_key}")
+        argv = [
+            "score", str(logs), "--db", str(index), "--scorer", "model_graded_qa()",
+            "--grader-url", server.base_url, "--grader-model", "judge", "--json",
+        ]
+        code = main(argv)
+        assert code == 0
+        export = tmp_path / "export.jsonl"
+        assert main(["export", str(logs), "--db", str(index), "--output", str(export)]) == 0
+        csv_export = tmp_path / "export.csv"
+        assert main(["export", str(logs), "--db", str(index), "--format", "csv", "--output", str(csv_export)]) == 0
+        # the key was sent, as a bearer token, on every request
+        assert server.requests and all(r.headers["Authorization"] == f"Bearer {secret_key}" for r in server.requests)
+    out, err = capsys.readouterr()
+    files = every_file(tmp_path)
+    assert any(name.endswith("index.db") for name in files)
+    assert export.read_text().strip()
+    assert "rejected the request (HTTP 400)" in export.read_text()  # the failure is reported…
+    assert_nowhere(secret_key, {"stdout": out, "stderr": err, "log": caplog.text, **files})  # …without the key
+    for record in caplog.records:
+        assert_nowhere(secret_key, {f"log record {record.name}": str(record.args) + str(record.msg)})
+
+
+async def test_errors_and_reprs_do_not_show_the_key(secret_key):
+    endpoint = resolve_endpoint(GraderSettings(model="judge"))
+    assert endpoint.api_key.reveal() == secret_key
+    with GraderServer() as server:
+        server.inject("400", message=f"bad key {secret_key}")
+        session = GradingSession(GraderSettings(base_url=server.base_url, model="judge", backoff_base=0), cache=MemoryCache())
+        async with session:
+            with pytest.raises(GraderError) as caught:
+                await session.chat(session.endpoint(), [{"role": "user", "content": "hi"}])
+    shown = {
+        "str(error)": str(caught.value), "repr(error)": repr(caught.value), "error metadata": str(caught.value.as_metadata()),
+        "repr(endpoint)": repr(endpoint), "str(endpoint)": str(endpoint), "repr(settings)": repr(session.settings),
+        "repr(session)": repr(session),
+    }
+    assert "bad key ***" in shown["str(error)"]
+    assert_nowhere(secret_key, shown)
