@@ -138,7 +138,12 @@ def make(out: Path) -> Path:
                     split_dir / "metrics.jsonl",
                     [
                         {"ts": "2026-11-20T14:05:00Z", "step": 0, "split": split, "metrics": metrics(first_pass)},
-                        {"ts": "2026-11-20T14:09:30Z", "step": 1, "split": split, "metrics": metrics(task_rewards(rows))},
+                        {
+                            "ts": "2026-11-20T14:09:30Z",
+                            "step": 1,
+                            "split": split,
+                            "metrics": metrics(task_rewards(rows)),
+                        },
                     ],
                 )
     return root

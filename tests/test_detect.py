@@ -33,7 +33,12 @@ def test_readers_table_names_every_format() -> None:
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [(AG2_RUN, "ag2"), (DATA / "ag2" / "weather-schema-01.json", "ag2"), (EVSYS_ROLLOUTS, "evsys"), (JSONL_RUN, "jsonl")],
+    [
+        (AG2_RUN, "ag2"),
+        (DATA / "ag2" / "weather-schema-01.json", "ag2"),
+        (EVSYS_ROLLOUTS, "evsys"),
+        (JSONL_RUN, "jsonl"),
+    ],
     ids=["ag2-0.2", "ag2-0.1", "evsys", "jsonl"],
 )
 def test_detect_format_by_content(path: Path, expected: str, tmp_path: Path) -> None:

@@ -72,9 +72,7 @@ def test_run_record_carries_identity_results_and_tokens(path: Path) -> None:
 @BOTH
 def test_repeats_become_epochs_of_one_sample(path: Path) -> None:
     samples = _samples(path)
-    assert sorted(samples) == [
-        (task, epoch) for task in ("atlantis", "greet", "oslo", "paris") for epoch in (1, 2)
-    ]
+    assert sorted(samples) == [(task, epoch) for task in ("atlantis", "greet", "oslo", "paris") for epoch in (1, 2)]
     assert samples["paris", 2].metadata["ag2"]["task_id"] == "paris#2"
     assert samples["paris", 2].detail_ref == "paris#2"
 
@@ -102,7 +100,12 @@ def test_tool_calls_and_results_become_a_transcript(path: Path) -> None:
     roles = [m["role"] for m in oslo.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     first_call = oslo.messages[1]["tool_calls"][0]
-    assert first_call == {"id": "call-oslo-w1", "function": "get_weather", "arguments": {"city": "Oslo"}, "type": "function"}
+    assert first_call == {
+        "id": "call-oslo-w1",
+        "function": "get_weather",
+        "arguments": {"city": "Oslo"},
+        "type": "function",
+    }
     assert oslo.messages[2] == {
         "role": "tool",
         "content": "snow, -3C",
@@ -240,3 +243,24 @@ def test_a_task_that_is_not_a_record_is_skipped_with_a_warning(tmp_path: Path) -
     run_read = ag2.read(path)
     assert len(list(run_read.samples)) == 8
     assert run_read.warnings == [f"{path} (tasks[1]): not a task record (no task_id); skipped"]
+
+
+@BOTH
+def test_streamed_large_file_reads_the_same_as_a_whole_one(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = ag2.read(path)
+    whole_samples = [s.model_dump_json() for s in whole.samples]
+    monkeypatch.setattr(ag2, "WHOLE_FILE_LIMIT", 0)  # every file now counts as large
+    streamed = ag2.read(path)
+    assert streamed.run == whole.run
+    assert [s.model_dump_json() for s in streamed.samples] == whole_samples
+    assert ag2.load_sample_detail(path, "greet#2")["task_id"] == "greet#2"
+
+
+@pytest.mark.parametrize("limit", [0, ag2.WHOLE_FILE_LIMIT], ids=["streamed", "whole"])
+def test_truncation_is_reported_on_either_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    monkeypatch.setattr(ag2, "WHOLE_FILE_LIMIT", limit)
+    path = tmp_path / "cut.json"
+    path.write_bytes(SCHEMA_01.read_bytes()[:-200])
+    with pytest.raises(ReaderError, match=r"not valid JSON \(truncated or damaged\)") as caught:
+        ag2.read(path)
+    assert caught.value.path == str(path)

@@ -1,39 +1,34 @@
 """AG2 eval run files: `<store_dir>/<run_id>.json` saved by `run_agent(..., store_dir=...)`.
 
 Both schema versions are read: "0.1" (`autogen.beta.eval`, ag2 0.14) and "0.2" (`ag2.eval`,
-ag2 1.x). The file is one JSON document with `tasks` before `aggregates`, so it is read twice
-with a streaming parser: once for the run header (skipping over the tasks), then lazily task by
-task for the samples. A multi-GB run never sits in memory.
+ag2 1.x). The file is one JSON document with `tasks` before `aggregates`. A file of ordinary
+size is parsed whole (fast); a larger one is read twice with a streaming parser, once for the
+run header (stepping over the tasks) and then task by task, so it never sits in memory.
 
-Mapping (docs/formats.md says the same for users):
-* task `"<id>#<n>"` (repeats) -> sample_id `<id>`, epoch n, when every task id carries such a
-  suffix; otherwise the id is kept whole with epoch 1. The original id is `metadata["ag2"]["task_id"]`.
-* feedback -> one ScoreRecord per record: scorer = key; value = score (bool/int/float), else the
-  str `value` label, else NaN (a scorer that raised); explanation = comment; metadata = detail.
-  A label given next to a score goes to `answer`.
-* aggregates -> ResultRecords: pass_rate[key] -> metric "pass_rate"; score_stats[key] ->
-  "mean"/"p50"/"p95" (scored = n); value_counts[key][label] -> metric "count:<label>".
+Run mapping: label (else suite name) -> task; aggregates -> ResultRecords: pass_rate[key] ->
+metric "pass_rate"; score_stats[key] -> "mean"/"p50"/"p95" (scored = n);
+value_counts[key][label] -> metric "count:<label>". Task mapping: see ag2_tasks.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import ijson
+import orjson
 from ijson.common import ObjectBuilder
 
+from evtui.readers.ag2_tasks import REPEAT_ID, as_float, as_int, mapping, sample_from_task
 from evtui.readers.base import ReaderError, RunRead
-from evtui.records import ResultRecord, RunRecord, SampleRecord, ScoreRecord, Usage
+from evtui.records import ResultRecord, RunRecord, SampleRecord, Usage
 
 FORMAT = "ag2"
 SCHEMA_VERSIONS = ("0.1", "0.2")
-_REPEAT_ID = re.compile(r"^(?P<base>.+)#(?P<n>[1-9][0-9]*)$")
+# Larger files are streamed: parsing whole costs about ten times the file size in memory.
+WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 _SNIFF_KEYS = (b'"schema_version"', b'"run_id"', b'"suite"', b'"tasks"')
 
 
@@ -44,20 +39,28 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path) -> RunRead:
-    header, task_ids, models, errors = _scan(path)
-    split_repeats = bool(task_ids) and all(_REPEAT_ID.match(t) for t in task_ids)
+    if _size(path) <= WHOLE_FILE_LIMIT:
+        doc = _load_whole(path)
+        tasks = doc["tasks"]
+        header, task_ids, models, errors = _scan_document(doc)
+        task_stream: Iterator[tuple[int, Any]] = enumerate(tasks)
+    else:
+        header, task_ids, models, errors = _scan_stream(path)
+        task_stream = _stream_tasks(path)
+    split_repeats = bool(task_ids) and all(REPEAT_ID.match(t) for t in task_ids)
     warnings: list[str] = []
     run = _run_record(path, header, task_ids, models, errors)
     if header.get("schema_version") not in SCHEMA_VERSIONS:
         warnings.append(
             f"{path}: unknown AG2 schema_version {header.get('schema_version')!r}; read as {SCHEMA_VERSIONS[-1]}"
         )
-    return RunRead(run=run, samples=_samples(path, split_repeats, warnings), warnings=warnings)
+    return RunRead(run=run, samples=_samples(path, task_stream, split_repeats, warnings), warnings=warnings)
 
 
 def load_sample_detail(path: Path, detail_ref: str) -> dict:
     """The task record as saved (inputs, events, exception, tokens, feedback, trace_ref)."""
-    for _, task in _iter_tasks(path):
+    tasks = _load_whole(path)["tasks"] if _size(path) <= WHOLE_FILE_LIMIT else (t for _, t in _stream_tasks(path))
+    for task in tasks:
         if isinstance(task, dict) and str(task.get("task_id")) == detail_ref:
             return task
     raise ReaderError(str(path), f"no task with id {detail_ref!r}")
@@ -66,7 +69,47 @@ def load_sample_detail(path: Path, detail_ref: str) -> dict:
 # --- pass 1: the run header -------------------------------------------------------------------
 
 
-def _scan(path: Path) -> tuple[dict[str, Any], list[str], Counter[str], int]:
+Scan = tuple[dict[str, Any], list[str], Counter, int]  # header, task ids, model counts, errors
+
+
+def _load_whole(path: Path) -> dict[str, Any]:
+    try:
+        with _open(path) as f:
+            doc = orjson.loads(f.read())
+    except orjson.JSONDecodeError as exc:
+        problem = "truncated or damaged" if "end of" in str(exc).lower() or "eof" in str(exc).lower() else "damaged"
+        raise ReaderError(str(path), f"not valid JSON ({problem}): {_short(exc)}") from None
+    _check_header(path, doc, isinstance(doc, dict) and isinstance(doc.get("tasks"), list))
+    return doc
+
+
+def _scan_document(doc: dict[str, Any]) -> Scan:
+    header = {key: value for key, value in doc.items() if key != "tasks"}
+    task_ids: list[str] = []
+    models: Counter[str] = Counter()
+    errors = 0
+    for task in doc["tasks"]:
+        if not isinstance(task, dict):
+            continue
+        if task.get("task_id") is not None:
+            task_ids.append(str(task["task_id"]))
+        errors += isinstance(task.get("exception"), dict)
+        for event in task.get("events") or []:
+            if isinstance(event, dict) and isinstance(event.get("model"), str):
+                models[event["model"]] += 1
+    return header, task_ids, models, errors
+
+
+def _check_header(path: Path, header: Any, saw_tasks: bool) -> None:
+    if not isinstance(header, dict):
+        raise ReaderError(str(path), "not an AG2 run file: the top level is not a JSON object")
+    if not saw_tasks:
+        raise ReaderError(str(path), "not an AG2 run file: no 'tasks' list")
+    if not header.get("run_id"):
+        raise ReaderError(str(path), "not an AG2 run file: no 'run_id'")
+
+
+def _scan_stream(path: Path) -> Scan:
     """Build every top-level field except `tasks`; from the tasks keep only ids, models, errors."""
     builder = ObjectBuilder()
     task_ids: list[str] = []
@@ -96,12 +139,7 @@ def _scan(path: Path) -> tuple[dict[str, Any], list[str], Counter[str], int]:
     except ijson.common.JSONError as exc:
         raise ReaderError(str(path), f"not valid JSON: {_short(exc)}") from None
     header = builder.value
-    if not isinstance(header, dict):
-        raise ReaderError(str(path), "not an AG2 run file: the top level is not a JSON object")
-    if not saw_tasks:
-        raise ReaderError(str(path), "not an AG2 run file: no 'tasks' list")
-    if not header.get("run_id"):
-        raise ReaderError(str(path), "not an AG2 run file: no 'run_id'")
+    _check_header(path, header, saw_tasks)
     return header, task_ids, models, errors
 
 
@@ -130,9 +168,9 @@ def _run_record(
         total_samples=len(task_ids),
         completed_samples=len(task_ids) - errors,
         usage=Usage(
-            input_tokens=_int(tokens.get("input")),
-            output_tokens=_int(tokens.get("output")),
-            total_tokens=_int(tokens.get("total")),
+            input_tokens=as_int(tokens.get("input")),
+            output_tokens=as_int(tokens.get("output")),
+            total_tokens=as_int(tokens.get("total")),
         ),
         results=_results(aggregates),
         config={"scorers": _scorer_config(aggregates)},
@@ -150,19 +188,21 @@ def _run_record(
 
 def _results(aggregates: dict[str, Any]) -> list[ResultRecord]:
     results: list[ResultRecord] = []
-    for key, rate in _mapping(aggregates.get("pass_rate")).items():
-        results.append(ResultRecord(scorer=key, metric="pass_rate", value=_float(rate)))
-    for key, stats in _mapping(aggregates.get("score_stats")).items():
-        stats = _mapping(stats)
+    for key, rate in mapping(aggregates.get("pass_rate")).items():
+        results.append(ResultRecord(scorer=key, metric="pass_rate", value=as_float(rate)))
+    for key, stats in mapping(aggregates.get("score_stats")).items():
+        stats = mapping(stats)
         for metric in ("mean", "p50", "p95"):
             if metric in stats:
                 results.append(
-                    ResultRecord(scorer=key, metric=metric, value=_float(stats[metric]), scored=_int(stats.get("n")))
+                    ResultRecord(
+                        scorer=key, metric=metric, value=as_float(stats[metric]), scored=as_int(stats.get("n"))
+                    )
                 )
-    for key, counts in _mapping(aggregates.get("value_counts")).items():
-        for label, count in _mapping(counts).items():
+    for key, counts in mapping(aggregates.get("value_counts")).items():
+        for label, count in mapping(counts).items():
             results.append(
-                ResultRecord(scorer=key, metric=f"count:{label}", value=_float(count), params={"label": label})
+                ResultRecord(scorer=key, metric=f"count:{label}", value=as_float(count), params={"label": label})
             )
     return results
 
@@ -171,9 +211,9 @@ def _scorer_config(aggregates: dict[str, Any]) -> list[dict[str, Any]]:
     """Which feedback keys the run aggregated, and how (AG2 routes by the scorer's return type)."""
     scorers: dict[str, list[str]] = {}
     for group, metrics in (("pass_rate", ["pass_rate"]), ("score_stats", ["mean", "p50", "p95"])):
-        for key in _mapping(aggregates.get(group)):
+        for key in mapping(aggregates.get(group)):
             scorers.setdefault(key, []).extend(metrics)
-    for key in _mapping(aggregates.get("value_counts")):
+    for key in mapping(aggregates.get("value_counts")):
         scorers.setdefault(key, []).append("value_counts")
     return [{"name": name, "metrics": metrics} for name, metrics in scorers.items()]
 
@@ -181,7 +221,7 @@ def _scorer_config(aggregates: dict[str, Any]) -> list[dict[str, Any]]:
 # --- pass 2: the samples ----------------------------------------------------------------------
 
 
-def _iter_tasks(path: Path) -> Iterator[tuple[int, Any]]:
+def _stream_tasks(path: Path) -> Iterator[tuple[int, Any]]:
     try:
         with _open(path) as f:
             yield from enumerate(ijson.items(f, "tasks.item", use_float=True))
@@ -189,223 +229,25 @@ def _iter_tasks(path: Path) -> Iterator[tuple[int, Any]]:
         raise ReaderError(str(path), f"not valid JSON (changed while reading?): {_short(exc)}") from None
 
 
-def _samples(path: Path, split_repeats: bool, warnings: list[str]) -> Iterator[SampleRecord]:
-    for index, task in _iter_tasks(path):
+def _samples(
+    path: Path, tasks: Iterator[tuple[int, Any]], split_repeats: bool, warnings: list[str]
+) -> Iterator[SampleRecord]:
+    for index, task in tasks:
         if not isinstance(task, dict) or task.get("task_id") is None:
             warnings.append(f"{path} (tasks[{index}]): not a task record (no task_id); skipped")
             continue
-        yield _sample(task, split_repeats)
-
-
-def _sample(task: dict[str, Any], split_repeats: bool) -> SampleRecord:
-    task_id = str(task["task_id"])
-    sample_id, epoch = task_id, 1
-    if split_repeats and (m := _REPEAT_ID.match(task_id)):
-        sample_id, epoch = m["base"], int(m["n"])
-    inputs = task.get("inputs")
-    prompt = inputs.get("input") if isinstance(inputs, dict) else inputs
-    events = [e for e in task.get("events") or [] if isinstance(e, dict)]
-    tokens = _mapping(task.get("tokens"))
-    exception = task.get("exception")
-    duration_ms = task.get("duration_ms")
-    metadata = dict(_mapping(task.get("metadata")))
-    metadata.setdefault("tags", list(task.get("tags") or []))
-    metadata["ag2"] = {
-        "task_id": task_id,
-        "inputs": inputs,
-        "reference_outputs": task.get("reference_outputs"),
-        "tags": list(task.get("tags") or []),
-        "budget_violation": task.get("budget_violation"),
-        "trace_ref": task.get("trace_ref"),
-        # Cache tokens and the exact duration have no SampleRecord field; AG2 scorers read them.
-        "tokens": tokens or None,
-        "duration_ms": duration_ms,
-    }
-    return SampleRecord(
-        sample_id=sample_id,
-        epoch=epoch,
-        input=prompt,
-        input_text=_text(prompt),
-        target=_target(task.get("reference_outputs")),
-        output_text=_final_reply(events),
-        messages=_messages(prompt, events),
-        metadata=metadata,
-        usage=Usage(
-            input_tokens=_int(tokens.get("input")),
-            output_tokens=_int(tokens.get("output")),
-            total_tokens=_total(tokens),
-            total_time=duration_ms / 1000 if isinstance(duration_ms, (int, float)) else None,
-        ),
-        error=_exception_text(exception),
-        scores=[s for fb in task.get("feedback") or [] if (s := _score(fb)) is not None],
-        detail_ref=task_id,
-    )
-
-
-def _score(feedback: Any) -> ScoreRecord | None:
-    if not isinstance(feedback, dict) or not feedback.get("key"):
-        return None
-    score, label = feedback.get("score"), feedback.get("value")
-    if score is not None:
-        value: Any = score
-    elif label is not None:
-        value = label
-    else:
-        value = math.nan  # the scorer raised, or gave no signal
-    detail = feedback.get("detail")
-    return ScoreRecord(
-        scorer=str(feedback["key"]),
-        value=value,
-        answer=str(label) if score is not None and label is not None else None,
-        explanation=feedback.get("comment"),
-        metadata=detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail}),
-    )
-
-
-_REFERENCE_KEYS = ("output", "answer", "expected", "target", "reference")
-
-
-def _target(reference: Any) -> list[str]:
-    """Inspect-style targets from `reference_outputs`: a conventional key, a lone value, or the JSON."""
-    if reference is None:
-        return []
-    if isinstance(reference, dict):
-        for key in _REFERENCE_KEYS:
-            if key in reference:
-                return _target(reference[key])
-        if len(reference) == 1:
-            return _target(next(iter(reference.values())))
-        return [json.dumps(reference, ensure_ascii=False)]
-    if isinstance(reference, list):
-        return [_text(item) for item in reference]
-    return [_text(reference)]
-
-
-def _final_reply(events: list[dict[str, Any]]) -> str:
-    """AG2's `outputs["body"]`: the content of the last ModelResponse (empty if it has none)."""
-    for event in reversed(events):
-        if event.get("type") == "ModelResponse":
-            return _message_content(event) or ""
-    return ""
-
-
-def _messages(prompt: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat transcript in Inspect's shape: the prompt, assistant turns with their tool calls, tool results.
-
-    After span reconstruction AG2 leaves `ModelResponse.tool_calls.calls` empty and records each
-    call as its own ToolCallEvent, so calls are attached to the assistant turn they follow.
-    """
-    messages: list[dict[str, Any]] = [{"role": "user", "content": _text(prompt)}]
-    assistant: dict[str, Any] | None = None
-    for event in events:
-        kind = event.get("type")
-        if kind == "ModelResponse":
-            content = _message_content(event)
-            assistant = {"role": "assistant", "content": content or "", "model": event.get("model")}
-            calls = _mapping(_unwrap(event.get("tool_calls"))).get("calls") or []
-            if content is not None or calls:
-                messages.append(assistant)
-            for call in calls:
-                _add_call(messages, assistant, _unwrap(call))
-        elif kind == "ToolCallEvent":
-            if assistant is None:
-                assistant = {"role": "assistant", "content": "", "model": None}
-            if assistant not in messages:
-                messages.append(assistant)
-            _add_call(messages, assistant, event)
-        elif kind in ("ToolResultEvent", "ToolErrorEvent"):
-            message = {
-                "role": "tool",
-                "content": _result_text(event.get("result")),
-                "tool_call_id": event.get("parent_id"),
-                "function": event.get("name"),
-            }
-            if kind == "ToolErrorEvent":
-                error = _mapping(event.get("error"))
-                message["error"] = {
-                    # Always "RuntimeError": AG2 rebuilds traces from spans and loses the real type.
-                    "type": error.get("__exception__", "Exception"),
-                    "message": str(error.get("message", "")),
-                }
-            messages.append(message)
-    return messages
-
-
-def _add_call(messages: list[dict[str, Any]], assistant: dict[str, Any], call: Any) -> None:
-    call = _mapping(call)
-    calls = assistant.setdefault("tool_calls", [])
-    if call.get("id") is not None and any(c["id"] == call.get("id") for c in calls):
-        return
-    arguments = call.get("arguments") or "{}"
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        parsed = arguments  # the model's arguments were not JSON; keep them as sent
-    calls.append({"id": call.get("id"), "function": call.get("name"), "arguments": parsed, "type": "function"})
-
-
-def _message_content(event: dict[str, Any]) -> str | None:
-    message = _mapping(_unwrap(event.get("message")))
-    content = message.get("content")
-    return content if isinstance(content, str) else (None if content is None else _text(content))
-
-
-def _result_text(result: Any) -> str:
-    parts = _mapping(_unwrap(result)).get("parts") or []
-    texts = []
-    for part in parts:
-        part = _mapping(_unwrap(part))
-        if "content" in part:
-            texts.append(_text(part["content"]))
-    return "".join(texts)
-
-
-def _unwrap(value: Any) -> Any:
-    """`{"__dataclass__": ..., "data": {...}}` -> the data; tagged events are already flat."""
-    if isinstance(value, dict) and "__dataclass__" in value and isinstance(value.get("data"), dict):
-        return value["data"]
-    return value
-
-
-def _exception_text(exception: Any) -> str | None:
-    if not exception:
-        return None
-    if isinstance(exception, dict):
-        kind, message = exception.get("type") or "Exception", exception.get("message") or ""
-        return f"{kind}: {message}" if message else str(kind)
-    return str(exception)
-
-
-def _total(tokens: dict[str, Any]) -> int | None:
-    """AG2's total is input + output (cache tokens excluded)."""
-    if "total" in tokens:
-        return _int(tokens["total"])
-    inp, out = _int(tokens.get("input")), _int(tokens.get("output"))
-    return None if inp is None and out is None else (inp or 0) + (out or 0)
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) else None
+        yield sample_from_task(task, split_repeats)
 
 
 def _short(exc: Exception) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as exc:
+        raise ReaderError(str(path), f"cannot open: {exc.strerror or exc}") from None
 
 
 def _open(path: Path):

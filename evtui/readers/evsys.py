@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from evtui.readers.base import ReaderError, RunRead
 from evtui.readers import jsonl
+from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.jsonl import iter_json_lines, target_list, text
 from evtui.records import ResultRecord, RunRecord, SampleRecord, ScoreRecord, Usage
 
