@@ -100,3 +100,22 @@ def test_registering_a_different_class_under_a_taken_name_fails() -> None:
         class Other:
             def compute(self, task_rewards: Sequence[Sequence[float]]) -> float:
                 return 0.0
+
+
+def test_metrics_from_evsys_own_entry_point_group_are_found(tmp_path, monkeypatch) -> None:
+    # A minimal installed distribution (dist-info on sys.path) declaring an `evsys_sdk.metrics` entry point.
+    (tmp_path / "best_task_metrics.py").write_text(
+        "class BestTask:\n"
+        "    name = 'best_task'\n"
+        "    def compute(self, task_rewards):\n"
+        "        tasks = [rs for rs in task_rewards if rs]\n"
+        "        return max(sum(rs) / len(rs) for rs in tasks) if tasks else 0.0\n"
+    )
+    dist = tmp_path / "best_task_metrics-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: best-task-metrics\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[evsys_sdk.metrics]\nbest_task = best_task_metrics:BestTask\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(evsys, "_plugins_loaded", False)
+    assert evsys.compute("best_task", REWARDS) == 1.0
+    assert "best_task" in evsys.metric_names()
