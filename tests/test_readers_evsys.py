@@ -142,3 +142,10 @@ def test_unreadable_rollouts_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ReaderError) as caught:
         evsys.read(tmp_path / "missing" / "rollouts.jsonl")
     assert "rollouts.jsonl" in str(caught.value)
+
+
+def test_long_first_rollout_is_still_recognised(tmp_path: Path) -> None:
+    row = {"kind": "eval", "task_id": "t", "instruction": "x" * 20000, "expected": "1", "reward": 1.0, "output": "1"}
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert evsys.sniff(path, path.read_bytes()[:8192])

@@ -137,3 +137,33 @@ def test_unopenable_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ReaderError) as caught:
         list(jsonl.read(tmp_path / "absent.jsonl").samples)
     assert "absent.jsonl" in str(caught.value)
+
+
+def test_a_first_line_longer_than_the_sniffed_head_is_still_recognised(tmp_path: Path) -> None:
+    transcript = [{"role": "user", "content": "word " * 5000}]
+    path = _write(tmp_path / "long.jsonl", {"id": "a", "input": transcript, "output": "ok"})
+    head = path.read_bytes()[:8192]
+    assert b"\n" not in head  # the head ends mid-line
+    assert jsonl.sniff(path, head)
+    (sample,) = list(jsonl.read(path).samples)
+    assert sample.input_text.startswith("word word")
+
+
+def test_run_header_results_are_recorded_and_bad_ones_reported(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "r.jsonl",
+        {
+            "run": {
+                "task": "t",
+                "results": [
+                    {"scorer": "exact", "metric": "accuracy", "value": 0.5, "reducer": "mean"},
+                    {"metric": "accuracy"},
+                ],
+            }
+        },
+        {"id": "a", "output": "x"},
+    )
+    run_read = jsonl.read(path)
+    (result,) = run_read.run.results
+    assert (result.scorer, result.reducer, result.metric, result.value) == ("exact", "mean", "accuracy", 0.5)
+    assert run_read.warnings == [f"{path} (line 1): run.results[1] ignored: scorer: Field required"]

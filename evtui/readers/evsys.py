@@ -36,22 +36,14 @@ _NOTE_LIMIT = 4000  # characters of hypothesis/conclusion kept in run metadata
 
 def sniff(path: Path, head: bytes) -> bool:
     """The first line is a rollout: an object with task_id and reward (and kind, when present)."""
-    for line in head.lstrip(b"\xef\xbb\xbf").splitlines():
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            # A first line longer than the head: judge by the keys a rollout starts with.
-            return path.name == ROLLOUTS and line.lstrip().startswith(b'{"kind": "eval"')
-        return (
-            isinstance(obj, dict)
-            and "task_id" in obj
-            and "reward" in obj
-            and obj.get("kind", "eval") == "eval"
-            and "id" not in obj
-        )
-    return False
+    obj = jsonl.first_record(path, head)
+    return (
+        isinstance(obj, dict)
+        and "task_id" in obj
+        and "reward" in obj
+        and obj.get("kind", "eval") == "eval"
+        and "id" not in obj
+    )
 
 
 def read(path: Path) -> RunRead:

@@ -26,17 +26,12 @@ from evtui.records import ResultRecord, RunRecord, SampleRecord, ScoreRecord, Us
 FORMAT = "jsonl"
 _RUN_KEYS = {"task", "model", "created", "status", "run_id", "started_at", "completed_at", "duration", "error"}
 _USAGE_KEYS = set(Usage.model_fields)
+_LONGEST_FIRST_LINE = 64 * 1024 * 1024  # bytes read to recognise a file by its first line
 
 
 def sniff(path: Path, head: bytes) -> bool:
     """The first line is a `{"run": {...}}` header or a sample object with `id` and `output`."""
-    first = _first_line(head)
-    if first is None:
-        return False
-    try:
-        obj = _loads(first)
-    except ValueError:
-        return False
+    obj = first_record(path, head)
     if not isinstance(obj, dict):
         return False
     if isinstance(obj.get("run"), dict) and "id" not in obj:
@@ -103,11 +98,33 @@ def _read_header(path: Path) -> tuple[dict[str, Any], int | None]:
     return {}, None
 
 
-def _first_line(head: bytes) -> bytes | None:
-    for line in head.lstrip(b"\xef\xbb\xbf").splitlines(keepends=True):
+def first_record(path: Path, head: bytes) -> Any:
+    """The first non-blank line of a JSONL file, parsed; None if it is not JSON.
+
+    Usually the head holds it. A first line longer than the head (a long chat transcript) is
+    read whole from the file, so detection does not depend on line length.
+    """
+    body = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    offset = len(head) - len(body)
+    for line in body.splitlines(keepends=True):
         if line.strip():
-            return line
+            if not line.endswith((b"\n", b"\r")) and offset + len(line) == len(head):
+                line = _read_line_at(path, offset) or line  # cut by the head: read it whole
+            try:
+                return _loads(line)
+            except ValueError:
+                return None
+        offset += len(line)
     return None
+
+
+def _read_line_at(path: Path, offset: int) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.readline(_LONGEST_FIRST_LINE)
+    except OSError:
+        return None
 
 
 def _run_record(path: Path, header: dict[str, Any], warnings: list[str]) -> RunRecord:
