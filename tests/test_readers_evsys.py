@@ -78,6 +78,10 @@ def test_rollouts_become_samples_with_epochs_in_file_order() -> None:
     assert first.input_text == rows[0]["instruction"]
     assert first.target == [rows[0]["expected"]]
     assert first.output_text == rows[0]["output"]
+    assert first.messages == [
+        {"role": "user", "content": rows[0]["instruction"]},
+        {"role": "assistant", "content": rows[0]["output"]},
+    ]
     assert first.scores[0].scorer == "reward"
     assert first.metadata["benchmark"] == "arith-mini"
     assert first.usage.input_tokens == rows[0]["metadata"]["usage"]["input_tokens"]

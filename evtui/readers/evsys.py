@@ -186,6 +186,11 @@ def _sample(obj: dict[str, Any], task_id: str, epoch: int, number: int) -> Sampl
         input_text=text(obj.get("instruction")),
         target=target_list(obj.get("expected")),
         output_text=text(obj.get("output")),
+        # The rollout as a two-turn transcript, so the drill-down and AG2-style scorers see it.
+        messages=[
+            {"role": "user", "content": text(obj.get("instruction"))},
+            {"role": "assistant", "content": text(obj.get("output"))},
+        ],
         metadata=metadata,
         usage=_usage(metadata.get("usage")),
         error=None if obj.get("error") is None else text(obj["error"]),
