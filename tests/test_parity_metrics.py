@@ -234,14 +234,22 @@ def test_bootstrap_is_deterministic_with_a_seed_and_random_without() -> None:
     assert len({em.bootstrap_stderr()(ours) for _ in range(5)}) > 1
 
 
-def test_bootstrap_paths_agree_in_distribution() -> None:
+def test_bootstrap_paths_agree_in_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
     discrete = rng.choice([0.0, 0.5, 1.0], size=3000)
-    continuous = discrete + rng.normal(0, 1e-9, size=3000)  # ~all distinct: index sampling path
-    a = em.bootstrap_means(discrete, None, 4000, np.random.default_rng(1))
-    b = em.bootstrap_means(continuous, None, 4000, np.random.default_rng(2))
-    assert abs(a.mean() - discrete.mean()) < 3 * discrete.std() / np.sqrt(3000) / np.sqrt(4000) * 5
-    assert abs(a.std() / b.std() - 1) < 0.08
+    skewed = rng.lognormal(0, 1.5, size=20000)  # many distinct values, long right tail
+    analytic = discrete.std() / np.sqrt(len(discrete))
+    by_counts = em.bootstrap_means(discrete, None, 4000, np.random.default_rng(1))  # multinomial per value
+    by_index = em.bootstrap_means(discrete + rng.normal(0, 1e-12, 3000), None, 4000, np.random.default_rng(2))
+    assert abs(by_counts.mean() - discrete.mean()) < 5 * analytic / np.sqrt(4000)
+    assert abs(by_counts.std() / analytic - 1) < 0.06 and abs(by_index.std() / analytic - 1) < 0.06
+    exact = em.bootstrap_means(skewed, None, 4000, np.random.default_rng(3))
+    monkeypatch.setattr(em, "_EXACT_DRAWS", 0)  # force the binned path used for millions of scores
+    binned = em.bootstrap_means(skewed, None, 4000, np.random.default_rng(4))
+    spread = skewed.std() / np.sqrt(len(skewed))
+    assert abs(binned.std() / exact.std() - 1) < 0.06
+    for q in (0.025, 0.5, 0.975):
+        assert abs(np.quantile(binned, q) - np.quantile(exact, q)) < 0.15 * spread
 
 
 def test_cluster_bootstrap_ci_covers_the_mean() -> None:

@@ -209,15 +209,23 @@ def _cluster_sums(deviations: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return sums
 
 
-# Above this many distinct values per score, drawing indices beats drawing a multinomial.
-_DISTINCT_PER_SCORE_FOR_MULTINOMIAL = 1 / 16
-_INDEX_CHUNK = 1 << 24  # indices drawn per chunk (128 MiB of int64)
+# Up to this many distinct values the resample counts per value are drawn exactly (a multinomial).
+_EXACT_DISTINCT = 1024
+# Up to this many draws in all (resamples x scores), every index is drawn.
+_EXACT_DRAWS = 20_000_000
+_INDEX_CHUNK = 1 << 22  # indices drawn per chunk
 
 
 def bootstrap_means(
     values: Sequence[float], partition: ClusterPartition | None, num_samples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """The means of `num_samples` bootstrap resamples (whole clusters when `partition` is given)."""
+    """The means of `num_samples` bootstrap resamples (whole clusters when `partition` is given).
+
+    Scores with at most 1024 distinct values (C/I/P, 0-10 ratings...) and small inputs are
+    resampled exactly. Large inputs of many distinct values are cut into 1024 equal-count bins
+    of sorted values: how many draws land in each bin is drawn exactly (a multinomial), the
+    spread of the draws within a bin by its normal limit (each bin receives ~n/1024 draws).
+    Only the within-bin share of the variance is approximated, ~1e-6 of it for smooth data."""
     if partition is not None:
         # Resampling C clusters with replacement = a multinomial count per cluster.
         count = partition.count
@@ -227,17 +235,23 @@ def bootstrap_means(
     data = np.asarray(values, dtype=float)
     n = len(data)
     distinct, multiplicity = np.unique(data, return_counts=True)
-    if len(distinct) <= max(64, n * _DISTINCT_PER_SCORE_FOR_MULTINOMIAL):
-        # How often each distinct value is drawn in n draws ~ Multinomial(n, multiplicity / n).
+    if len(distinct) <= _EXACT_DISTINCT:
         counts = rng.multinomial(n, multiplicity / n, size=num_samples)
         return (counts @ distinct) / n
-    means = np.empty(num_samples)
-    per_chunk = max(1, _INDEX_CHUNK // n)
-    for start in range(0, num_samples, per_chunk):
-        stop = min(num_samples, start + per_chunk)
-        picks = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = data[picks].mean(axis=1)
-    return means
+    if n * num_samples <= _EXACT_DRAWS:
+        means = np.empty(num_samples)
+        per_chunk = max(1, _INDEX_CHUNK // n)
+        for start in range(0, num_samples, per_chunk):
+            stop = min(num_samples, start + per_chunk)
+            means[start:stop] = data[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+        return means
+    bins = np.array_split(np.sort(data), _EXACT_DISTINCT)
+    sizes = np.array([len(b) for b in bins])
+    bin_means = np.array([b.mean() for b in bins])
+    bin_vars = np.array([b.var() for b in bins])
+    counts = rng.multinomial(n, sizes / n, size=num_samples)
+    sums = counts @ bin_means + np.sqrt(counts @ bin_vars) * rng.standard_normal(num_samples)
+    return sums / n
 
 
 __all__ = [
