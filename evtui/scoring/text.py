@@ -57,6 +57,10 @@ def parse_number(text: str, *, trim_punctuation: bool = True) -> float | None:
     """
     if trim_punctuation:
         text = text.strip(NUMERIC_PUNCTUATION_TRIM)
+    # Cheap refusal first (float() raising is slow): ASCII without a digit is never a finite
+    # number in any of the accepted forms, and that is most words of a completion.
+    if text.isascii() and _ASCII_DIGIT.search(text) is None:
+        return None
     try:
         value = float(text)
     except ValueError:
@@ -64,9 +68,6 @@ def parse_number(text: str, *, trim_punctuation: bool = True) -> float | None:
     else:
         if math.isfinite(value):
             return value
-    # Every Unicode form needs a digit; ASCII text without one (most words) is never a number.
-    if text.isascii() and _ASCII_DIGIT.search(text) is None:
-        return None
     value = parse_unicode_number(text)
     if value is not None and math.isfinite(value):
         return value
