@@ -1,0 +1,187 @@
+"""The evtui Textual app: themes, global keys, the indexing worker and the home screen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.worker import Worker, WorkerState
+
+from evtui.app.commands import EvtuiCommands
+from evtui.app.messages import IndexChanged, IngestFinished, IngestProgress
+from evtui.app.themes import (
+    DEFAULT_DARK_THEME,
+    FALLBACK_DARK,
+    load_themes,
+    semantic_defaults,
+)
+
+# Progress is posted at most this often from the indexing thread (the UI needs no more).
+PROGRESS_INTERVAL_S = 0.1
+# Runs screens reload at most this often while files are being indexed.
+RELOAD_INTERVAL_S = 0.5
+
+
+class EvtuiApp(App[None]):
+    """Browse the runs indexed in one SQLite index, indexing `ingest_paths` into it first."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "evtui"
+    COMMANDS = App.COMMANDS | {EvtuiCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="evtui.quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="evtui.help"),
+        Binding("f", "show_failures", "Failed files", id="evtui.failures"),
+    ]
+
+    ingest_running: reactive[bool] = reactive(False)
+    """True while the indexing worker runs."""
+    ingest_done: reactive[int] = reactive(0)
+    ingest_total: reactive[int] = reactive(0)
+    failure_count: reactive[int] = reactive(0)
+    """Files the index could not read (from the last indexing, or recorded in the index)."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        ingest_paths: Sequence[Path] = (),
+        theme_name: str | None = None,
+        theme_dirs: list[Path] | None = None,
+        source_label: str = "",
+    ) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.ingest_paths = [Path(path) for path in ingest_paths]
+        self.source_label = source_label or (str(self.ingest_paths[0]) if self.ingest_paths else str(db_path))
+        self.ingest_failures: list[tuple[str, str]] = []
+        self.theme_warnings: list[str] = []
+        self._register_themes(theme_dirs, theme_name)
+
+    def _register_themes(self, theme_dirs: list[Path] | None, theme_name: str | None) -> None:
+        """Register file themes and pick the requested one; problems become one warning."""
+        loaded = load_themes(theme_dirs)
+        self.theme_warnings.extend(loaded.failures)
+        if DEFAULT_DARK_THEME not in loaded.themes:
+            self.register_theme(FALLBACK_DARK)
+        for theme in loaded.themes.values():
+            self.register_theme(theme)
+        wanted = theme_name or DEFAULT_DARK_THEME
+        if wanted not in self.available_themes:
+            self.theme_warnings.append(
+                f"unknown theme {wanted!r}; available: {', '.join(sorted(self.available_themes))}"
+            )
+            wanted = DEFAULT_DARK_THEME
+        self.theme = wanted
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """evtui's semantic colours for themes that do not set them (e.g. Textual built-ins)."""
+        return semantic_defaults(self.current_theme)
+
+    def on_mount(self) -> None:
+        from evtui.app.screens.runs import RunsScreen
+
+        if self.theme_warnings:
+            # One notification however many files are broken, so startup is not a wall of toasts.
+            self.notify(
+                "Theme problems (using the fallback):\n" + "\n".join(self.theme_warnings),
+                title="Themes",
+                severity="warning",
+                timeout=10,
+            )
+        self.push_screen(RunsScreen())
+        if self.ingest_paths:
+            self.ingest_running = True
+            self.run_ingest()
+        else:
+            self.load_failure_count()
+
+    @work(thread=True, exclusive=True, group="ingest", exit_on_error=False, description="Indexing")
+    def run_ingest(self) -> None:
+        """Index the run paths; progress and the outcome come back as messages."""
+        from evtui.store.ingest import IngestProgress as Progress
+        from evtui.store.ingest import ingest_paths
+
+        last_post = 0.0
+
+        def on_progress(progress: Progress) -> None:
+            nonlocal last_post
+            now = time.monotonic()
+            finished_file = progress.phase != "reading"
+            # A file finishing is worth showing (new runs); per-sample ticks are throttled.
+            if finished_file or now - last_post >= PROGRESS_INTERVAL_S:
+                last_post = now
+                done = progress.file_index if finished_file else progress.file_index - 1
+                self.post_message(IngestProgress(done=done, total=progress.file_count, path=str(progress.path)))
+
+        report = ingest_paths(self.db_path, self.ingest_paths, on_progress=on_progress)
+        failures = [(failure.path, failure.error) for failure in report.failures]
+        self.post_message(IngestFinished(files=len(report.files) + len(failures), failures=failures))
+
+    @work(thread=True, exclusive=True, group="failures", exit_on_error=False)
+    def load_failure_count(self) -> None:
+        """Count failed files recorded in an index opened without indexing."""
+        from evtui.app.store_calls import failed_files
+
+        failures = failed_files(self.db_path)
+        self.post_message(IngestFinished(files=0, failures=failures))
+
+    @on(IngestProgress)
+    def _on_ingest_progress(self, message: IngestProgress) -> None:
+        self.ingest_done, self.ingest_total = message.done, message.total
+        self._notify_index_changed()
+
+    @on(IngestFinished)
+    def _on_ingest_finished(self, message: IngestFinished) -> None:
+        self.ingest_running = False
+        self.ingest_failures = message.failures
+        self.failure_count = len(message.failures)
+        if message.files:
+            self.ingest_done = self.ingest_total = message.files
+        self._last_reload = 0.0
+        self._notify_index_changed(force=True)
+
+    _last_reload = 0.0
+
+    def _notify_index_changed(self, force: bool = False) -> None:
+        """Tell every screen the index changed, at most every RELOAD_INTERVAL_S while indexing."""
+        now = time.monotonic()
+        if not force and now - self._last_reload < RELOAD_INTERVAL_S:
+            return
+        self._last_reload = now
+        for screen in self.screen_stack:
+            screen.post_message(IndexChanged())
+
+    @on(Worker.StateChanged)
+    def _on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Worker errors surface as one notification instead of killing the app."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if event.worker.group == "ingest":
+            self.ingest_running = False
+        self.notify(f"{event.worker.description or event.worker.name}: {error}", title="Error", severity="error", timeout=10)
+
+    def action_help(self) -> None:
+        from evtui.app.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_show_failures(self) -> None:
+        from evtui.app.dialogs.failures import FailuresDialog
+
+        if not isinstance(self.screen, FailuresDialog):
+            self.push_screen(FailuresDialog(self.ingest_failures))
+
+    def action_toggle_dark_light(self) -> None:
+        """Switch between evtui's dark and light themes."""
+        from evtui.app.themes import DEFAULT_LIGHT_THEME
+
+        target = DEFAULT_LIGHT_THEME if self.current_theme.dark else DEFAULT_DARK_THEME
+        if target in self.available_themes:
+            self.theme = target

@@ -1,0 +1,89 @@
+"""How numbers, statuses and durations read on screen; pure functions shared by screens."""
+
+from __future__ import annotations
+
+import math
+
+from textual.content import Content
+
+STATUS_STYLES = {
+    "success": "$score-pass",
+    "started": "$warning",
+    "cancelled": "$score-partial",
+    "error": "$score-fail",
+}
+
+
+def status_content(status: str | None) -> Content:
+    """A run status coloured by meaning (the colour follows the theme)."""
+    status = status or "?"
+    return Content.styled(status, STATUS_STYLES.get(status, "$text-muted"))
+
+
+def format_number(value: float | None, digits: int = 3) -> str:
+    """A metric value: integers stay integral, floats get `digits` significant decimals."""
+    if value is None:
+        return "–"
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1000:
+        return f"{int(value):,}"
+    return f"{value:.{digits}f}"
+
+
+def format_value_stderr(value: float | None, stderr: float | None, digits: int = 3) -> str:
+    """`0.812 ± 0.012`, or the value alone when the run recorded no stderr."""
+    text = format_number(value, digits)
+    if stderr is None or value is None:
+        return text
+    return f"{text} ± {format_number(stderr, digits)}"
+
+
+def format_tokens(tokens: int | None) -> str:
+    """Token counts in compact form: 950, 12.3k, 4.1M."""
+    if tokens is None:
+        return "–"
+    if tokens < 1000:
+        return str(tokens)
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{tokens / 1_000_000:.1f}M"
+
+
+def format_cost(cost: float | None) -> str:
+    """Dollars; `–` when the run does not say."""
+    if cost is None:
+        return "–"
+    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+
+
+def format_duration(seconds: float | None) -> str:
+    """`42s`, `3m 05s`, `2h 07m`; `–` when unknown."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "–"
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def format_samples(completed: int | None, total: int | None) -> str:
+    """`48/50` samples completed of total."""
+    if completed is None and total is None:
+        return "–"
+    return f"{'?' if completed is None else completed}/{'?' if total is None else total}"
+
+
+def score_content(value_num: float | None, text: str) -> Content:
+    """A score cell coloured pass (1), fail (0) or partial (between)."""
+    if value_num is None or math.isnan(value_num):
+        return Content.styled(text, "$text-muted")
+    if value_num >= 1:
+        return Content.styled(text, "$score-pass")
+    if value_num <= 0:
+        return Content.styled(text, "$score-fail")
+    return Content.styled(text, "$score-partial")

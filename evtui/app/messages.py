@@ -1,0 +1,68 @@
+"""App-level messages: results of thread workers, posted to the UI that owns the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class IngestProgress(Message):
+    """Indexing moved on: `done` of `total` files handled; `path` is the latest one."""
+
+    done: int
+    total: int
+    path: str = ""
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the newest progress matters; coalescing keeps a flood from stalling frames.
+        return isinstance(message, IngestProgress)
+
+
+@dataclass
+class IngestFinished(Message):
+    """Indexing ended; `failures` lists (path, error) for files that could not be read."""
+
+    files: int
+    failures: list[tuple[str, str]]
+    error: str | None = None
+
+
+@dataclass
+class IndexChanged(Message):
+    """Runs were added or changed in the index; screens showing runs should reload."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexChanged)
+
+
+@dataclass
+class RunsLoaded(Message):
+    """The runs screen's rows, fetched in a worker."""
+
+    runs: list[Any]
+
+
+@dataclass
+class RunLoaded(Message):
+    """One run and its results (recorded and computed), fetched in a worker."""
+
+    run: Any
+    results: list[Any]
+
+
+@dataclass
+class LoadFailed(Message):
+    """A worker could not fetch what a screen asked for."""
+
+    what: str
+    error: str
+
+
+@dataclass
+class ScorersLoaded(Message):
+    """The scorers with scores in a run (the samples table's score columns)."""
+
+    scorers: list[str]

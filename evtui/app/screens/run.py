@@ -1,0 +1,204 @@
+"""One run: what it is and how it was configured, and its scorers × reducers × metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from evtui.app import formatting as fmt
+from evtui.app.messages import IndexChanged, LoadFailed, RunLoaded
+from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.status_line import StatusLine
+
+
+class RunScreen(Screen[None]):
+    """A run's summary and results table; Enter on a result opens its samples."""
+
+    TITLE = "Run"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="run.back"),
+        Binding("enter", "open_samples", "Samples", id="run.samples"),
+    ]
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.run: Any = None
+        self.results: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        summary = Static("loading…", id="run-summary")
+        summary.border_title = "Run"
+        yield summary
+        yield Static("Results", id="results-title")
+        yield BoundedTable(("Scorer", "Reducer", "Metric", "Value", "Scored", "Source"), id="results-table")
+        yield StatusLine(id="run-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_run()
+
+    @work(thread=True, exclusive=True, group="load-run", exit_on_error=False)
+    def load_run(self) -> None:
+        """Fetch the run and its results in a thread; they arrive as RunLoaded."""
+        from evtui.app.store_calls import fetch_run
+
+        try:
+            run, results = fetch_run(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
+        except Exception as error:  # shown to the user; the screen stays usable
+            self.post_message(LoadFailed("run", f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(RunLoaded(run, results))
+
+    @on(IndexChanged)
+    def _on_index_changed(self) -> None:
+        self.load_run()
+
+    @on(LoadFailed)
+    def _on_load_failed(self, message: LoadFailed) -> None:
+        self.query_one("#run-summary", Static).update(f"Could not load the {message.what}: {message.error}")
+
+    @on(RunLoaded)
+    def _on_run_loaded(self, message: RunLoaded) -> None:
+        self.run, self.results = message.run, message.results
+        if message.run is None:
+            self.query_one("#run-summary", Static).update("This run is no longer in the index.")
+            return
+        run = message.run
+        self.sub_title = f"{run.task or '?'} · {run.model or '?'}"
+        summary = self.query_one("#run-summary", Static)
+        summary.border_title = run.task or "Run"
+        summary.update(run_summary(run))
+        self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in message.results])
+        recorded = sum(1 for result in message.results if not result.job_id)
+        computed = len(message.results) - recorded
+        self.query_one(StatusLine).set_detail(
+            f"{recorded} recorded metric{'s' if recorded != 1 else ''}"
+            + (f", {computed} computed by evtui" if computed else "")
+        )
+
+    @on(DataTable.RowSelected, "#results-table")
+    def _on_result_selected(self) -> None:
+        self.action_open_samples()
+
+    def action_open_samples(self) -> None:
+        from evtui.app.screens.samples import SamplesScreen
+
+        table = self.query_one("#results-table", DataTable)
+        if self.run is None or not self.results or not 0 <= table.cursor_row < len(self.results):
+            return
+        result = self.results[table.cursor_row]
+        self.app.push_screen(SamplesScreen(self.run_id, scorer=result.scorer, title=self.sub_title))
+
+
+def run_summary(run: Any) -> Content:
+    """The facts about a run, one `label: value` per line, then its scoring configuration."""
+    lines: list[Content] = [
+        _fact("Status", fmt.status_content(run.status)),
+        _fact("Model", run.model or "–"),
+        _fact("Samples", f"{fmt.format_samples(run.completed_samples, run.total_samples)} completed"),
+        _fact(
+            "Tokens",
+            f"{fmt.format_tokens(run.total_tokens)} (in {fmt.format_tokens(run.input_tokens)}, "
+            f"out {fmt.format_tokens(run.output_tokens)})",
+        ),
+        _fact("Cost", fmt.format_cost(run.cost)),
+        _fact("Duration", fmt.format_duration(run.duration)),
+        _fact("Created", run.created or "–"),
+        _fact("File", f"{run.path}  [{run.format}]"),
+    ]
+    if run.error:
+        lines.append(_fact("Error", Content.styled(run.error.splitlines()[0][:200], "$score-fail")))
+    for label, text in config_summary(run.config):
+        lines.append(_fact(label, text))
+    return Content("\n").join(lines)
+
+
+def config_summary(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """Readable lines for the recorded scoring configuration (scorers, reducers, params)."""
+    lines: list[tuple[str, str]] = []
+    scorers = config.get("scorers") or []
+    if scorers:
+        names = []
+        for scorer in scorers:
+            if isinstance(scorer, dict):
+                name = scorer.get("name", "?")
+                metrics = scorer.get("metrics")
+                names.append(f"{name} ({_metric_names(metrics)})" if metrics else str(name))
+            else:
+                names.append(str(scorer))
+        lines.append(("Scorers", ", ".join(names)))
+    epochs = config.get("epochs")
+    if epochs:
+        lines.append(("Epochs", str(epochs)))
+    reducers = config.get("reducers") or config.get("epochs_reducer")
+    if reducers:
+        lines.append(("Reducers", ", ".join(_name(reducer) for reducer in _as_list(reducers))))
+    steps = config.get("plan_steps")
+    if isinstance(steps, list) and steps:
+        lines.append(("Solver", " → ".join(_step(step) for step in steps)))
+    for key in ("solver", "solvers"):
+        if config.get(key):
+            lines.append(("Solver", _short(config[key])))
+    task_args = config.get("task_args")
+    if task_args:
+        lines.append(("Task args", _short(task_args)))
+    return lines
+
+
+def result_cells(result: Any) -> tuple[Any, ...]:
+    """The results-table cells: computed metrics are marked so they read apart from recorded."""
+    source = Content.styled("recorded", "$text-muted") if not result.job_id else Content.styled(
+        f"evtui job {result.job_id}", "$accent"
+    )
+    scored = "–" if result.scored is None else str(result.scored)
+    if result.unscored:
+        scored += f" (+{result.unscored} unscored)"
+    return (
+        result.scorer,
+        result.reducer or "–",
+        result.metric,
+        fmt.format_number(result.value, 4),
+        scored,
+        source,
+    )
+
+
+def _fact(label: str, value: str | Content) -> Content:
+    return Content.assemble(Content.styled(f"{label:<10}", "$text-muted"), value)
+
+
+def _metric_names(metrics: Any) -> str:
+    if isinstance(metrics, dict):
+        return ", ".join(f"{key}: {_metric_names(value)}" for key, value in metrics.items())
+    return ", ".join(_name(metric) for metric in _as_list(metrics))
+
+
+def _name(item: Any) -> str:
+    name = str(item.get("name", item)) if isinstance(item, dict) else str(item)
+    return name.removeprefix("inspect_ai/")
+
+
+def _step(step: Any) -> str:
+    """`multiple_choice(cot=False)`: a solver step with the parameters that are set."""
+    if not isinstance(step, dict):
+        return _short(step, 60)
+    params = step.get("params") or {}
+    shown = ", ".join(f"{key}={value!r}" for key, value in params.items() if value is not None)
+    return _short(f"{step.get('solver', '?')}({shown})", 120)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

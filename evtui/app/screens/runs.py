@@ -1,0 +1,121 @@
+"""The home screen: every indexed run with its status, sample counts and headline metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from evtui.app import formatting as fmt
+from evtui.app.messages import IndexChanged, LoadFailed, RunsLoaded
+from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.status_line import StatusLine
+
+COLUMNS = ("Task", "Model", "Status", "Samples", "Headline", "Tokens", "Cost", "Duration", "File")
+
+
+class RunsScreen(Screen[None]):
+    """Lists runs from the index; Enter opens a run. Reloads whenever indexing adds runs."""
+
+    TITLE = "Runs"
+    BINDINGS = [
+        Binding("enter", "open_run", "Open run", show=True, id="runs.open"),
+        Binding("r", "reload", "Reload", id="runs.reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield BoundedTable(COLUMNS, id="runs-table")
+        yield Static("", id="empty-hint")
+        yield StatusLine(id="runs-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = getattr(self.app, "source_label", "")
+        self.query_one("#empty-hint").display = False
+        self.load_runs()
+
+    @work(thread=True, exclusive=True, group="load-runs", exit_on_error=False)
+    def load_runs(self) -> None:
+        """Fetch the run list in a thread; the result arrives as RunsLoaded."""
+        from evtui.app.store_calls import fetch_runs
+
+        try:
+            runs = fetch_runs(self.app.db_path)  # type: ignore[attr-defined]
+        except Exception as error:  # shown to the user; the screen stays usable
+            self.post_message(LoadFailed("runs", f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(RunsLoaded(runs))
+
+    @on(IndexChanged)
+    def _on_index_changed(self) -> None:
+        self.load_runs()
+
+    @on(LoadFailed)
+    def _on_load_failed(self, message: LoadFailed) -> None:
+        self.notify(f"Could not load {message.what}: {message.error}", severity="error")
+
+    @on(RunsLoaded)
+    def _on_runs_loaded(self, message: RunsLoaded) -> None:
+        table = self.query_one("#runs-table", BoundedTable)
+        selected = self._selected_run_id()
+        self.runs = message.runs
+        table.show_rows([run_cells(run) for run in message.runs], keys=[str(run.id) for run in message.runs])
+        if selected is not None:
+            for index, run in enumerate(message.runs):
+                if run.id == selected:
+                    table.move_cursor(row=index, animate=False)
+                    break
+        count = len(message.runs)
+        self.query_one(StatusLine).set_detail(f"{count} run{'s' if count != 1 else ''}")
+        hint = self.query_one("#empty-hint", Static)
+        indexing = getattr(self.app, "ingest_running", False)
+        hint.update("Indexing… runs appear here as they are read." if indexing else "No runs found.")
+        hint.display = count == 0
+
+    def _selected_run_id(self) -> int | None:
+        table = self.query_one("#runs-table", DataTable)
+        if not self.runs or table.cursor_row < 0 or table.cursor_row >= len(self.runs):
+            return None
+        return self.runs[table.cursor_row].id
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _on_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open_run()
+
+    def action_open_run(self) -> None:
+        from evtui.app.screens.run import RunScreen
+
+        run_id = self._selected_run_id()
+        if run_id is not None:
+            self.app.push_screen(RunScreen(run_id))
+
+    def action_reload(self) -> None:
+        self.load_runs()
+
+
+def run_cells(run: Any) -> tuple[Any, ...]:
+    """The table cells for one run row."""
+    headline = " · ".join(
+        f"{metric.name} {fmt.format_value_stderr(metric.value, metric.stderr)}" for metric in run.headline
+    )
+    return (
+        Content(run.task or "–"),
+        Content(run.model or "–"),
+        fmt.status_content(run.status),
+        fmt.format_samples(run.completed_samples, run.total_samples),
+        Content(headline or "–"),
+        fmt.format_tokens(run.total_tokens),
+        fmt.format_cost(run.cost),
+        fmt.format_duration(run.duration),
+        run.file_name,
+    )

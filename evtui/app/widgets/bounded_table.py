@@ -1,0 +1,40 @@
+"""The stock DataTable for small, bounded tables (runs, results), filled in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.content import Content
+from textual.widgets import DataTable
+
+MAX_COLUMN_WIDTH = 60
+
+
+class BoundedTable(DataTable[Content]):
+    """A DataTable whose cells are Content (theme-aware colours, never markup-parsed).
+
+    DataTable cannot measure Content, so column widths are computed here from the text.
+    """
+
+    def __init__(self, column_labels: Sequence[str], *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
+        self.column_labels = list(column_labels)
+
+    def on_mount(self) -> None:
+        self.show_rows([])
+
+    def show_rows(self, rows: Sequence[Sequence[str | Content]], keys: Sequence[str] | None = None) -> None:
+        """Replace every row, keeping the cursor on the same row index where possible."""
+        cursor = self.cursor_row
+        cells = [[cell if isinstance(cell, Content) else Content(str(cell)) for cell in row] for row in rows]
+        widths = [len(label) for label in self.column_labels]
+        for row in cells:
+            for index, cell in enumerate(row):
+                widths[index] = max(widths[index], cell.cell_length)
+        self.clear(columns=True)
+        for label, width in zip(self.column_labels, widths, strict=True):
+            self.add_column(label, width=min(width, MAX_COLUMN_WIDTH))
+        for index, row in enumerate(cells):
+            self.add_row(*row, key=keys[index] if keys else None)
+        if cells:
+            self.move_cursor(row=min(max(cursor, 0), len(cells) - 1), animate=False)

@@ -1,0 +1,484 @@
+"""A virtual table (Line API) that pages rows from the index on demand.
+
+Only visible rows are rendered; rows come in pages from a `PageSource` that runs in one
+long-lived thread worker owned by the table, so a slow page never blocks a frame. Pages are
+fetched by keyset (anchored on a neighbouring cached row) when one is known, else by offset.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import on, work
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+PAGE_SIZE = 200
+MAX_CACHED_PAGES = 64
+Role = Literal["pass", "fail", "partial", "muted", ""]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: `cell(row)` gives the text and an optional colour role."""
+
+    key: str
+    label: str
+    width: int
+    cell: Callable[[Any], str | tuple[str, Role]]
+    align: Literal["left", "right"] = "left"
+    sortable: bool = True
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """Rows [offset, offset + limit) in the current sort; `after`/`before` are neighbour rows for keyset seeks."""
+
+    offset: int
+    limit: int
+    sort: str | None = None
+    descending: bool = False
+    after: Any = None
+    before: Any = None
+
+
+class PageSource(Protocol):
+    """What the table pages from; made and used inside the table's fetch thread."""
+
+    def count(self) -> int: ...
+
+    def fetch(self, request: PageRequest) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(order=True)
+class _Job:
+    priority: int
+    seq: int
+    kind: str = field(compare=False)
+    generation: int = field(compare=False)
+    page: int = field(compare=False, default=0)
+    request: PageRequest | None = field(compare=False, default=None)
+
+
+class SqlTable(ScrollView, can_focus=True):
+    """Pages rows from a PageSource; header line, fixed column widths, row cursor, sort by column."""
+
+    BINDINGS = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("enter", "select", "Open", show=True),
+        Binding("s", "sort_next", "Sort", show=True),
+        Binding("S", "sort_reverse", "Reverse sort", show=False),
+    ]
+    COMPONENT_CLASSES = {
+        "sqltable--header",
+        "sqltable--header-sorted",
+        "sqltable--cursor",
+        "sqltable--loading",
+        "sqltable--pass",
+        "sqltable--fail",
+        "sqltable--partial",
+        "sqltable--muted",
+    }
+    DEFAULT_CSS = """
+    SqlTable { background: $surface; }
+    SqlTable > .sqltable--header { background: $panel; color: $foreground; text-style: bold; }
+    SqlTable > .sqltable--header-sorted { background: $panel; color: $primary; text-style: bold; }
+    SqlTable > .sqltable--cursor { background: $block-cursor-blurred-background; }
+    SqlTable:focus > .sqltable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    SqlTable > .sqltable--loading { color: $text-muted; }
+    SqlTable > .sqltable--pass { color: $score-pass; }
+    SqlTable > .sqltable--fail { color: $score-fail; }
+    SqlTable > .sqltable--partial { color: $score-partial; }
+    SqlTable > .sqltable--muted { color: $text-muted; }
+    """
+
+    FETCH_GROUP = "sqltable-fetch"
+    """Worker group of the long-lived fetch loop (tests waiting for workers leave it out)."""
+
+    cursor_row: reactive[int] = reactive(0, always_update=True)
+    row_count: reactive[int | None] = reactive(None)
+    """Rows in the current query, or None until counted."""
+
+    @dataclass
+    class RowHighlighted(Message):
+        """The cursor moved to a loaded row."""
+
+        table: SqlTable
+        index: int
+        row: Any
+
+        @property
+        def control(self) -> SqlTable:
+            return self.table
+
+    @dataclass
+    class RowSelected(Message):
+        """Enter was pressed on a loaded row."""
+
+        table: SqlTable
+        index: int
+        row: Any
+
+        @property
+        def control(self) -> SqlTable:
+            return self.table
+
+    @dataclass
+    class Counted(Message):
+        """The query was counted; `count` rows."""
+
+        table: SqlTable
+        count: int
+
+    @dataclass
+    class _PageLoaded(Message):
+        generation: int
+        page: int
+        rows: list[Any]
+
+    @dataclass
+    class _CountLoaded(Message):
+        generation: int
+        count: int
+
+    @dataclass
+    class _FetchFailed(Message):
+        generation: int
+        error: str
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        open_source: Callable[[], PageSource],
+        *,
+        sort: str | None = None,
+        descending: bool = False,
+        page_size: int = PAGE_SIZE,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.columns = list(columns)
+        self._open_source = open_source
+        self.sort = sort
+        self.descending = descending
+        self.page_size = page_size
+        self._pages: OrderedDict[int, list[Any]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._generation = 0
+        self._seq = 0
+        self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
+        self.error: str | None = None
+        self._total_width = sum(column.width for column in self.columns) + len(self.columns)
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._fetch_loop()
+        self.reload()
+
+    def reload(self) -> None:
+        """Forget cached rows and count and fetch again (after a sort, filter or index change)."""
+        self._generation += 1
+        self._pages.clear()
+        self._pending.clear()
+        self.error = None
+        self._enqueue(_Job(0, self._next_seq(), "count", self._generation))
+        self._request_visible()
+        self.refresh()
+
+    @property
+    def loading_rows(self) -> bool:
+        """True while the count or a requested page has not arrived."""
+        return self.error is None and (self.row_count is None or bool(self._pending))
+
+    def row_at(self, index: int) -> Any | None:
+        """The row at `index` if its page is loaded (else it is requested and None returned)."""
+        page, offset = divmod(index, self.page_size)
+        rows = self._pages.get(page)
+        if rows is None:
+            self._request_page(page)
+            return None
+        self._pages.move_to_end(page)
+        return rows[offset] if offset < len(rows) else None
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _enqueue(self, job: _Job) -> None:
+        self._jobs.put(job)
+
+    def _request_page(self, page: int, priority: int = 1) -> None:
+        if page in self._pending or page in self._pages or page < 0:
+            return
+        if self.row_count is not None and page * self.page_size >= max(self.row_count, 1):
+            return
+        self._pending.add(page)
+        before_page, after_page = self._pages.get(page - 1), self._pages.get(page + 1)
+        request = PageRequest(
+            offset=page * self.page_size,
+            limit=self.page_size,
+            sort=self.sort,
+            descending=self.descending,
+            after=before_page[-1] if before_page and len(before_page) == self.page_size else None,
+            before=after_page[0] if after_page and not before_page else None,
+        )
+        # Newest first within a priority: after a jump, the pages now on screen matter most.
+        self._enqueue(_Job(priority, -self._next_seq(), "page", self._generation, page, request))
+
+    def _request_visible(self) -> None:
+        """Ask for the pages under the viewport first, then one page either side."""
+        top = int(self.scroll_offset.y)
+        height = max(self.size.height, 1)
+        first, last = top // self.page_size, (top + height) // self.page_size
+        for page in range(first, last + 1):
+            self._request_page(page, priority=1)
+        self._request_page(last + 1, priority=2)
+        self._request_page(first - 1, priority=3)
+
+    @work(thread=True, exclusive=True, group=FETCH_GROUP, exit_on_error=False)
+    def _fetch_loop(self) -> None:
+        """Serve count and page jobs in this thread, with its own source (and connection)."""
+        worker = get_current_worker()
+        source = self._open_source()
+        try:
+            while not worker.is_cancelled:
+                try:
+                    job = self._jobs.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if job.generation != self._generation:
+                    continue  # a reload made it stale
+                try:
+                    if job.kind == "count":
+                        self.post_message(self._CountLoaded(job.generation, source.count()))
+                    else:
+                        assert job.request is not None
+                        rows = source.fetch(job.request)
+                        self.post_message(self._PageLoaded(job.generation, job.page, rows))
+                except Exception as error:  # shown in the table; the loop keeps serving
+                    self.post_message(self._FetchFailed(job.generation, f"{type(error).__name__}: {error}"))
+        finally:
+            source.close()
+
+    @on(_CountLoaded)
+    def _on_count_loaded(self, message: _CountLoaded) -> None:
+        if message.generation != self._generation:
+            return
+        self.row_count = message.count
+        self.virtual_size = Size(self._total_width, message.count + 1)
+        if self.cursor_row >= message.count:
+            self.cursor_row = max(0, message.count - 1)
+        self.post_message(self.Counted(self, message.count))
+        self._request_visible()
+        self.refresh()
+
+    @on(_PageLoaded)
+    def _on_page_loaded(self, message: _PageLoaded) -> None:
+        if message.generation != self._generation:
+            return
+        self._pending.discard(message.page)
+        self._pages[message.page] = message.rows
+        while len(self._pages) > MAX_CACHED_PAGES:
+            self._pages.popitem(last=False)
+        self.refresh()
+        first = message.page * self.page_size
+        if first <= self.cursor_row < first + len(message.rows):
+            self._post_highlight()
+
+    @on(_FetchFailed)
+    def _on_fetch_failed(self, message: _FetchFailed) -> None:
+        if message.generation == self._generation:
+            self.error = message.error
+            self._pending.clear()
+            self.refresh()
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._request_visible()
+
+    def on_resize(self) -> None:
+        self._request_visible()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        if y == 0:
+            strip = self._header_strip()
+        else:
+            index = scroll_y + y - 1
+            strip = self._row_strip(index)
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    def _header_strip(self) -> Strip:
+        header = self.get_component_rich_style("sqltable--header")
+        sorted_style = self.get_component_rich_style("sqltable--header-sorted")
+        segments: list[Segment] = []
+        for column in self.columns:
+            label = column.label
+            style = header
+            if column.key == self.sort:
+                label = f"{label} {'▼' if self.descending else '▲'}"
+                style = sorted_style
+            segments.append(Segment(_fit(label, column.width, column.align), style))
+            segments.append(Segment(" ", header))
+        return Strip(segments).extend_cell_length(self.size.width + int(self.scroll_offset.x), header)
+
+    def _row_strip(self, index: int) -> Strip:
+        base = self.rich_style
+        count = self.row_count
+        if count is None or index >= count:
+            if index == 0 and self.error:
+                return Strip([Segment(f" {self.error}", self.get_component_rich_style("sqltable--fail"))])
+            if index == 0:
+                text = " loading…" if count is None else " no rows"
+                return Strip([Segment(text, self.get_component_rich_style("sqltable--loading"))])
+            return Strip([])
+        row = self.row_at(index)
+        cursor = index == self.cursor_row
+        cursor_style = self.get_component_rich_style("sqltable--cursor") if cursor else None
+        if row is None:
+            loading = self.get_component_rich_style("sqltable--loading")
+            text = " " + (self.error or "…")
+            style = loading + cursor_style if cursor_style else loading
+            return Strip([Segment(text, style)]).extend_cell_length(self._total_width, style)
+        segments: list[Segment] = []
+        for column in self.columns:
+            try:
+                cell = column.cell(row)
+            except Exception as error:  # a bad value shows in its cell, not as a crash
+                cell = (f"!{type(error).__name__}", "fail")
+            text, role = (cell, "") if isinstance(cell, str) else cell
+            style = self.get_component_rich_style(f"sqltable--{role}") if role else base
+            if cursor_style is not None:
+                style = style + cursor_style
+            segments.append(Segment(_fit(text, column.width, column.align), style))
+            segments.append(Segment(" ", cursor_style or base))
+        strip = Strip(segments)
+        if cursor_style is not None:
+            strip = strip.extend_cell_length(self.size.width + int(self.scroll_offset.x), cursor_style)
+        return strip
+
+    # -- cursor ---------------------------------------------------------------------------------
+
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        self._scroll_to_cursor()
+        self.refresh()
+        self._post_highlight()
+
+    def _post_highlight(self) -> None:
+        row = self.row_at(self.cursor_row) if self.row_count else None
+        if row is not None:
+            self.post_message(self.RowHighlighted(self, self.cursor_row, row))
+
+    def _scroll_to_cursor(self) -> None:
+        visible_rows = max(self.size.height - 1, 1)
+        top = int(self.scroll_offset.y)
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False)
+        elif self.cursor_row >= top + visible_rows:
+            self.scroll_to(y=self.cursor_row - visible_rows + 1, animate=False)
+
+    def _move_cursor(self, index: int) -> None:
+        if not self.row_count:
+            return
+        self.cursor_row = max(0, min(index, self.row_count - 1))
+
+    def action_cursor_up(self) -> None:
+        self._move_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self._move_cursor(self.cursor_row + 1)
+
+    def action_page_down(self) -> None:
+        step = max(self.size.height - 1, 1)
+        self.scroll_to(y=self.scroll_offset.y + step, animate=False)
+        self._move_cursor(self.cursor_row + step)
+
+    def action_page_up(self) -> None:
+        step = max(self.size.height - 1, 1)
+        self.scroll_to(y=self.scroll_offset.y - step, animate=False)
+        self._move_cursor(self.cursor_row - step)
+
+    def action_first(self) -> None:
+        self._move_cursor(0)
+
+    def action_last(self) -> None:
+        if self.row_count:
+            self._move_cursor(self.row_count - 1)
+
+    def action_select(self) -> None:
+        row = self.row_at(self.cursor_row) if self.row_count else None
+        if row is not None:
+            self.post_message(self.RowSelected(self, self.cursor_row, row))
+
+    def on_click(self, event: Any) -> None:
+        y = event.y
+        if y == 0:
+            self._sort_by_x(event.x + int(self.scroll_offset.x))
+            return
+        index = int(self.scroll_offset.y) + y - 1
+        if self.row_count and 0 <= index < self.row_count:
+            if index == self.cursor_row and event.chain >= 2:
+                self.action_select()
+            self.cursor_row = index
+
+    # -- sorting --------------------------------------------------------------------------------
+
+    def set_sort(self, key: str | None, descending: bool = False) -> None:
+        """Sort by column `key` (done in SQL by the source) and start again at the top."""
+        self.sort, self.descending = key, descending
+        self.cursor_row = 0
+        self.scroll_to(y=0, animate=False)
+        self.reload()
+
+    def action_sort_next(self) -> None:
+        """Sort by the next sortable column (cycles), ascending."""
+        keys = [column.key for column in self.columns if column.sortable]
+        if not keys:
+            return
+        position = keys.index(self.sort) + 1 if self.sort in keys else 0
+        self.set_sort(keys[position % len(keys)], False)
+
+    def action_sort_reverse(self) -> None:
+        self.set_sort(self.sort, not self.descending)
+
+    def _sort_by_x(self, x: int) -> None:
+        left = 0
+        for column in self.columns:
+            if left <= x < left + column.width + 1:
+                if column.sortable:
+                    same = column.key == self.sort
+                    self.set_sort(column.key, not self.descending if same else False)
+                return
+            left += column.width + 1
+
+
+def _fit(text: str, width: int, align: str) -> str:
+    """`text` on one line, cut with an ellipsis or padded to exactly `width` cells."""
+    text = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    if cell_len(text) > width:
+        return set_cell_size(text, max(width - 1, 0)) + "…" if width > 0 else ""
+    padding = " " * (width - cell_len(text))
+    return padding + text if align == "right" else text + padding

@@ -1,0 +1,71 @@
+"""The default command: `evtui [RUN_DIR] [--db FILE] [--theme NAME] [--demo]` opens the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
+
+from evtui.store.location import default_index_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "run_dir",
+        nargs="?",
+        metavar="RUN_DIR",
+        help="directory (or single file) of run logs to index and browse; default: the current directory",
+    )
+    parser.add_argument("--db", metavar="FILE", help="index file (default: RUN_DIR/.evtui/index.db)")
+    parser.add_argument("--theme", metavar="NAME", help="colour theme, e.g. evtui-dark, evtui-light, nord")
+    parser.add_argument("--demo", action="store_true", help="open the bundled demo runs")
+
+
+def demo_dir() -> Path:
+    """The bundled demo runs: packaged `evtui/demo`, or the checkout's `demo/` for editable installs."""
+    packaged = Path(str(resources.files("evtui") / "demo"))
+    if packaged.is_dir():
+        return packaged
+    import evtui
+
+    return Path(evtui.__file__).resolve().parents[1] / "demo"
+
+
+def resolve_paths(args: argparse.Namespace) -> tuple[Path, list[Path], str] | str:
+    """(index path, paths to index, label) for the arguments, or an error message."""
+    if args.demo:
+        if args.run_dir:
+            return "give either RUN_DIR or --demo, not both"
+        source = demo_dir()
+        if not source.is_dir():
+            return f"demo runs not found at {source} (broken install?)"
+        # The package folder may be read-only and the checkout must stay clean: index in the cache.
+        db = Path(args.db) if args.db else Path(platformdirs.user_cache_dir("evtui")) / "demo" / "index.db"
+        return db, [source], "demo runs"
+    if args.run_dir is None and args.db:
+        db = Path(args.db)
+        if not db.is_file():
+            return f"{db}: no such index file (give RUN_DIR to create one)"
+        return db, [], str(db)
+    source = Path(args.run_dir or ".")
+    if not source.exists():
+        return f"{source}: no such file or directory"
+    source = source.resolve()
+    db = Path(args.db) if args.db else default_index_path(source)
+    return db, [source], str(source)
+
+
+def run(args: argparse.Namespace) -> int:
+    resolved = resolve_paths(args)
+    if isinstance(resolved, str):
+        print(f"evtui: {resolved}", file=sys.stderr)
+        return 2
+    db_path, ingest_paths, label = resolved
+    from evtui.app.app import EvtuiApp
+
+    app = EvtuiApp(db_path=db_path, ingest_paths=ingest_paths, theme_name=args.theme, source_label=label)
+    app.run()
+    return app.return_code or 0
