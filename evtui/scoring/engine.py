@@ -20,6 +20,7 @@ No Textual: the TUI runs this in a thread worker and turns `JobProgress` into me
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -139,8 +140,11 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
     )
     status = "done"
     outcomes: list[RunOutcome] = []
+    # Opening a grader session builds an HTTP client (TLS setup): only when a scorer may grade.
+    needs_grader = any(_may_call_grader(unit) for plan in plans.values() for unit in plan.units)
+    session = grading_session(settings, cache=IndexCache(db_path)) if needs_grader else contextlib.nullcontext()
     try:
-        async with grading_session(settings, cache=IndexCache(db_path)):
+        async with session:
             for run_id, plan in plans.items():
                 rowids, scored = todo[run_id]
                 progress.run_id, progress.run_path = run_id, plan.run["path"]
@@ -169,6 +173,19 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
     )
 
 
+# Built-in scorer modules that never call a model.
+_DETERMINISTIC_MODULES = frozenset(
+    f"evtui.scoring.scorers.{name}" for name in ("match", "pattern", "choice", "classification", "ag2_prebuilt")
+)
+
+
+def _may_call_grader(unit: ScorerUnit) -> bool:
+    factory_module = getattr(unit.made, "__module__", "") or ""
+    if unit.is_ag2:
+        factory_module = getattr(unit.made.fn, "__module__", "") or ""
+    return factory_module not in _DETERMINISTIC_MODULES
+
+
 def _score_errors(config: ScoringJobConfig, run: dict[str, Any]) -> bool:
     if config.score_errors is not None:
         return config.score_errors
@@ -189,8 +206,8 @@ async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str
 
     def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool) -> None:
         for name, score in scores:
-            made.append((rowid, plan.run["id"], name, score))
             number = jobs.value_num(score.value)
+            made.append((rowid, plan.run["id"], name, score, number))
             if number is not None:
                 sums = progress.sums.setdefault(name, [0.0, 0])
                 sums[0] += number

@@ -38,14 +38,42 @@ def chat_message(raw: Any) -> ChatMessage:
     )
 
 
-class IndexedSampleState(SampleState):
-    """A SampleState whose `messages` are decoded from the index on first access."""
+_UNSET: Any = object()
 
-    def __init__(self, raw_messages: str | None, **fields: Any) -> None:
+
+class IndexedSampleState(SampleState):
+    """A SampleState whose JSON fields (`messages`, `metadata`, `input`) are decoded on first access."""
+
+    def __init__(self, raw_messages: str | None, raw_metadata: str | None = None, raw_input: str | None = None,
+                 **fields: Any) -> None:
         self._raw_messages = raw_messages
         self._messages: list[ChatMessage] | None = None
+        self._raw_metadata = raw_metadata
+        self._metadata: Any = _UNSET if "metadata" not in fields else fields.pop("metadata")
+        self._raw_input = raw_input
+        self._input: Any = _UNSET if "input" not in fields else fields.pop("input")
         for name, value in fields.items():
             setattr(self, name, value)
+
+    @property  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
+        if self._metadata is _UNSET:
+            self._metadata = _json(self._raw_metadata, {}) or {}
+        return self._metadata
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        self._metadata = value
+
+    @property  # type: ignore[override]
+    def input(self) -> Any:
+        if self._input is _UNSET:
+            self._input = _json(self._raw_input, None) if self._raw_input is not None else self.input_text
+        return self._input
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self._input = value
 
     @property  # type: ignore[override]
     def messages(self) -> list[ChatMessage]:
@@ -59,24 +87,32 @@ class IndexedSampleState(SampleState):
 
 
 def state_from_row(row: tuple, run_config: dict[str, Any], model: str | None = None) -> tuple[SampleState, Target]:
-    """Build (state, target) from a row in store.jobs.SAMPLE_COLUMNS order."""
+    """Build (state, target) from a row in store.jobs.SAMPLE_COLUMNS order.
+
+    This runs once per sample per job, so it fills the instance dict directly instead of going
+    through keyword arguments; JSON columns other than the target stay undecoded until read.
+    """
     (
         _rowid, _run_id, sample_id, epoch, input_tokens, output_tokens, total_tokens, cost, total_time,
         working_time, limit_type, _completed, error, target, metadata, input_text, output_text, choices,
         raw_input, raw_messages,
     ) = row
-    targets = _json(target, [])
-    choice_values = _json(choices, None) or []
-    state = IndexedSampleState(
-        raw_messages,
+    targets = _json(target, []) if target != "[]" else []
+    choice_values = (_json(choices, None) or []) if choices is not None else ()
+    state = object.__new__(IndexedSampleState)
+    state.__dict__.update(
+        _raw_messages=raw_messages,
+        _messages=None,
+        _raw_metadata=metadata,
+        _metadata=_UNSET,
+        _raw_input=raw_input,
+        _input=_UNSET,
         sample_id=sample_id,
         epoch=epoch,
-        input=_json(raw_input, input_text) if raw_input is not None else input_text,
         input_text=input_text,
-        output=ModelOutput(completion=output_text or "", model=model),
-        choices=[Choice(value=str(value), original_position=i) for i, value in enumerate(choice_values)],
-        metadata=_json(metadata, {}) or {},
-        target=list(targets),
+        output=ModelOutput(output_text or "", model),
+        choices=[Choice(str(value), None, i) for i, value in enumerate(choice_values)],
+        target=targets,
         run_config=run_config,
         trace={},
         error=error,

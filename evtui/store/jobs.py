@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sqlite_utils
 
 from evtui.records import ResultRecord
@@ -36,13 +37,20 @@ def _now() -> str:
 
 def dumps(value: Any) -> str:
     """JSON with NaN kept as the bare NaN token (as Inspect writes it)."""
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    if not value and isinstance(value, dict):
+        return "{}"
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def loads(text: str | None, default: Any = None) -> Any:
     if text is None:
         return default
-    return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # NaN / Infinity literals (unscored values), which orjson refuses
 
 
 def value_num(value: Any) -> float | None:
@@ -236,18 +244,21 @@ def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list[tupl
 # --------------------------------------------------------------------------------- scores
 
 
-def write_scores(db: sqlite_utils.Database, job_id: int, rows: Iterable[tuple[int, int, str, Score]]) -> int:
-    """Store (sample_rowid, run_id, scorer, Score) rows of a job in one transaction; returns the count.
+def write_scores(db: sqlite_utils.Database, job_id: int, rows: Iterable[tuple]) -> int:
+    """Store a job's scores in one transaction; returns the count.
 
-    Re-scoring the same sample with the same scorer in the same job replaces the earlier score.
+    Rows are (sample_rowid, run_id, scorer, Score), optionally followed by the value's numeric
+    face when the caller has it already. Re-scoring the same sample with the same scorer in the
+    same job replaces the earlier score.
     """
     now = _now()
     params = [
         (
-            sample_rowid, run_id, scorer, job_id, dumps(score.value), value_num(score.value),
-            score.answer, score.explanation, score.reason, dumps(score.metadata or {}), now,
+            row[0], row[1], row[2], job_id, dumps(row[3].value),
+            row[4] if len(row) > 4 else value_num(row[3].value),
+            row[3].answer, row[3].explanation, row[3].reason, dumps(row[3].metadata or {}), now,
         )
-        for sample_rowid, run_id, scorer, score in rows
+        for row in rows
     ]
     if not params:
         return 0
@@ -277,11 +288,18 @@ def job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> list[dict
         "WHERE sc.run_id = ? AND sc.job_id = ? AND sc.source = 'job' ORDER BY s.id, sc.id",
         [run_id, job_id],
     ).fetchall()
+    parsed: dict[str, Any] = {}  # sample metadata texts repeat (epochs, several scorers): parse each once
+
+    def sample_metadata(text: str) -> Any:
+        if text not in parsed:
+            parsed[text] = loads(text, {})
+        return parsed[text]
+
     return [
         {
             "scorer": row[0], "sample_id": row[1], "epoch": row[2], "value": loads(row[3]), "answer": row[4],
             "explanation": row[5], "reason": row[6], "metadata": loads(row[7], {}) or None,
-            "sample_metadata": loads(row[8], {}),
+            "sample_metadata": sample_metadata(row[8]),
         }
         for row in rows
     ]
