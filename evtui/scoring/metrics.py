@@ -36,7 +36,10 @@ def to_floats(scores: Sequence[SampleScore], to_float: ValueToFloat | None) -> l
     append = out.append
     for s in scores:
         value = s.score.value
-        if type(value) is str:
+        kind = type(value)
+        if kind is float:
+            append(value)  # a float never equals the "C"/"P"/"I"/"N" sentinels: it maps to itself
+        elif kind is str:
             converted = memo.get(value)
             if converted is None:
                 converted = memo[value] = _default_to_float(value)
