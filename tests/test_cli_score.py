@@ -106,3 +106,19 @@ def test_resume_a_job_by_id(tmp_path):
     again = evtui("score", str(runs), "--scorer", "includes", "--job", str(job_id), "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["job_id"] == job_id
     assert json.loads(again.stdout)["runs"] == json.loads(first.stdout)["runs"]
+
+
+def test_grader_flags_reach_model_graded_scorers(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from grader_server import GraderServer
+
+    runs = _runs(tmp_path, "model_graded.eval")
+    with GraderServer() as server:
+        server.reply("[Submission]: ", "Looks right.\nGRADE: C")
+        done = evtui("score", str(runs), "--grader-url", server.base_url, "--grader-model", "judge-1", "--concurrency", "2", "--json")
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["runs"][0]["results"]
+    assert result["scorer"] == "model_graded_qa" and result["metrics"]["accuracy"] == 1.0 and result["scored"] == 5
+    assert requests and {r.body["model"] for r in requests} == {"judge-1"}
+    assert "grader model from the job's grader settings" in json.dumps(json.loads(done.stdout)["runs"][0]["notes"])

@@ -129,6 +129,10 @@ class JobResult:
         return {
             "job_id": self.job_id,
             "status": self.status,
+            "scored": self.done,
+            "total": self.total,
+            "errors": self.errors,
+            "first_errors": self.first_errors,
             "runs": [
                 {"path": run.path, "run_id": run.run_id, "notes": run.notes, "results": group_results(run.results)}
                 for run in self.runs
