@@ -236,3 +236,26 @@ def test_a_declared_headline_narrows_by_reducer_and_metric() -> None:
                               headline={"reducer": "max", "metric": "stderr"})
     assert results.headline is not None and (results.headline.reducer, results.headline.metric) == ("max", "stderr")
     assert results.headline_value() == 0.0
+
+
+@pytest.mark.skipif(not LOGS, reason="tests/data/inspect fixtures are not present in this checkout")
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_recorded_results_are_reproduced_through_evtuis_own_reader(path: Path) -> None:
+    from evtui.readers.detect import read_run
+
+    read = read_run(path)
+    scores = [
+        {s.scorer: SampleScore(Score(s.value, s.answer, s.explanation, s.reason, s.metadata), sample.sample_id, sample.metadata)
+         for s in sample.scores}
+        for sample in read.samples
+        if sample.scores
+    ]
+    recorded = [(r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored) for r in read.run.results]
+    if not recorded:
+        return  # a run still going or failed: nothing recorded to reproduce
+    computed = [
+        (result.name, result.reducer, key, float(metric.value), result.scored, result.unscored)
+        for result in results_from_recorded(scores, read.run.config).scores
+        for key, metric in result.metrics.items()
+    ]
+    assert computed == recorded

@@ -11,7 +11,7 @@ The configuration is the Inspect header's shape (a RunRecord's `config`, or `log
                  }, ...],
      "epochs_reducer": ["mean", "pass_at_2"] | None,
      "metrics": [...] | None,                 # task-level metrics (scores with no declared scorer)
-     "headline_metric": {...} | None}
+     "headline_metric": {...} | None}        # or "headline": the run's recorded headline
 
 `epochs_reducer` may also sit under `config["config"]` (EvalConfig) as in the raw header.
 """
@@ -62,6 +62,7 @@ def results_from_recorded(scores: ScoresBySample | ScoresByScorer, config: Mappi
         scorer_infos_from_config(config),
         reducers=reducers_from_config(config),
         metrics=resolve_metrics(task_metrics) if task_metrics else None,
-        headline=config.get("headline_metric"),
+        # The declared headline; else the one the run recorded (it resolves to itself).
+        headline=config.get("headline_metric") or config.get("headline"),
     )
 
