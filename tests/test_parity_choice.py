@@ -229,3 +229,13 @@ async def test_rescoring_a_run_shuffled_by_the_solver_reproduces_values_and_answ
 async def test_a_sample_without_choices_is_a_clear_error():
     with pytest.raises(ValueError, match="sample 's1' has no choices"):
         await choice()(evtui_state("ANSWER: A"), Target("A"))
+
+
+async def test_a_target_that_is_not_a_choice_label_is_a_clear_error():
+    state = evtui_state("ANSWER: A", ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"sample 's1' has target answer\(s\) beyond its 3 choices: D"):
+        await choice()(state, Target("D"))
+    with pytest.raises(ValueError, match=r"beyond its 3 choices: n, d"):
+        await choice()(state, Target("A and C"))  # every character of a word is a label
+    with pytest.raises(ValueError, match=r"sample 's1' has target \['A.'\]: unexpected multiple choice answer '.'"):
+        await choice()(state, Target("A."))

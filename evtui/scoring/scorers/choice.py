@@ -109,7 +109,7 @@ def _shuffled_explanation(choices: Sequence[Choice]) -> str:
     )
 
 
-def _target_positions(target: Target, choice_count: int) -> list[int]:
+def _target_positions(target: Target, choice_count: int, sample_id: str) -> list[int]:
     """Positions named by the target: "A", "A, C", "AC" (each letter), "27" (a number)."""
     labels: list[str] = []
     for one_target in target:
@@ -118,11 +118,14 @@ def _target_positions(target: Target, choice_count: int) -> list[int]:
                 labels.append(token)
             else:
                 labels.extend(token)
-    positions = [answer_index(label) for label in labels]
+    try:
+        positions = [answer_index(label) for label in labels]
+    except ValueError as error:
+        raise ValueError(f"choice: sample {sample_id!r} has target {target.target!r}: {error}") from None
     beyond = [label for label, position in zip(labels, positions) if position >= choice_count]
     if beyond:
         raise ValueError(
-            f"choice: the target names answer(s) beyond the sample's {choice_count} choices: {', '.join(beyond)}"
+            f"choice: sample {sample_id!r} has target answer(s) beyond its {choice_count} choices: {', '.join(beyond)}"
         )
     return positions
 
@@ -153,7 +156,7 @@ def choice(multiple_correct: bool | None = None):
         else:
             explanation = completion
 
-        wanted = sorted(_target_positions(target, len(choices)))
+        wanted = sorted(_target_positions(target, len(choices), state.sample_id))
         selected = [i for i, one in enumerate(choices) if one.correct is True]
         answer = ", ".join(answer_character(i) for i in selected)
         if selected == wanted:
