@@ -7,24 +7,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evtui.store import queries_ui
+from evtui.store import queries
 from evtui.store.schema import connect
 
 
-def fetch_runs(db_path: Path) -> list[queries_ui.RunSummary]:
+def fetch_runs(db_path: Path) -> list[queries.RunRow]:
     """Every run for the runs screen."""
     db = connect(db_path)
     try:
-        return queries_ui.list_run_summaries(db)
+        return queries.list_runs(db)
     finally:
         db.conn.close()
 
 
-def fetch_run(db_path: Path, run_id: int) -> tuple[queries_ui.RunSummary | None, list[queries_ui.ResultLine]]:
-    """One run and all its result lines (recorded and computed)."""
+def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, list[queries.ResultRow]]:
+    """One run and all its result rows (recorded and computed)."""
     db = connect(db_path)
     try:
-        return queries_ui.get_run_summary(db, run_id), queries_ui.list_result_lines(db, run_id)
+        return queries.get_run(db, run_id), queries.run_results(db, run_id)
     finally:
         db.conn.close()
 
@@ -35,8 +35,17 @@ def failed_files(db_path: Path) -> list[tuple[str, str]]:
         return []
     db = connect(db_path)
     try:
-        return queries_ui.list_failed_files(db)
+        return [(failure.path, failure.error) for failure in queries.list_failures(db)]
     finally:
         db.conn.close()
 
 
+def fetch_scorers(db_path: Path, run_id: int) -> list[str]:
+    """The scorers with scores in a run (the samples table's score columns)."""
+    from evtui.store.queries_ui import run_scorers
+
+    db = connect(db_path)
+    try:
+        return run_scorers(db, run_id)
+    finally:
+        db.conn.close()

@@ -45,7 +45,7 @@ async def test_runs_screen_lists_every_run_with_the_numbers_in_the_logs(run_dir)
         assert qa[0] == log.eval.task and qa[1] == log.eval.model
         assert qa[2] == "success"
         assert qa[3] == f"{log.results.completed_samples}/{log.results.total_samples}"
-        assert qa[4].startswith(f"{first.name}/accuracy {accuracy:.3f} ± {stderr:.3f}")
+        assert qa[4].startswith(f"{first.name} accuracy {accuracy:.3f} ± {stderr:.3f}")
 
         cancelled = row_for(rows, "cancelled.eval")
         assert cancelled[2] == "cancelled"
@@ -58,7 +58,7 @@ async def test_enter_opens_the_run_with_its_recorded_metrics_and_escape_returns(
     async with app.run_test(size=APP_SIZE) as pilot:
         await settle(app, pilot)
         runs_screen = app.screen
-        index = next(i for i, run in enumerate(runs_screen.runs) if run.file_name == "mc_epochs.eval")
+        index = next(i for i, run in enumerate(runs_screen.runs) if Path(run.path).name == "mc_epochs.eval")
         runs_screen.query_one("#runs-table", BoundedTable).move_cursor(row=index)
         await pilot.press("enter")
         await settle(app, pilot)
@@ -84,7 +84,7 @@ async def test_result_row_opens_its_samples_paged_from_the_index(run_dir):
     app = make_app(run_dir)
     async with app.run_test(size=APP_SIZE) as pilot:
         await settle(app, pilot)
-        index = next(i for i, run in enumerate(app.screen.runs) if run.file_name == "qa_match.eval")
+        index = next(i for i, run in enumerate(app.screen.runs) if Path(run.path).name == "qa_match.eval")
         app.screen.query_one("#runs-table", BoundedTable).move_cursor(row=index)
         await pilot.press("enter")
         await settle(app, pilot)
@@ -97,8 +97,8 @@ async def test_result_row_opens_its_samples_paged_from_the_index(run_dir):
         assert table.row_count == len(log.samples)
         ordered = sorted(log.samples, key=lambda s: (str(s.id).zfill(20), s.epoch))
         first = table.row_at(0)
-        assert (first.sample_id, first.epoch) == (str(ordered[0].id), ordered[0].epoch)
-        assert first.scores["match"].answer == ordered[0].scores["match"].answer
+        assert (first.row.sample_id, first.row.epoch) == (str(ordered[0].id), ordered[0].epoch)
+        assert first.answer == ordered[0].scores["match"].answer
         header = table.render_line(0).text
         assert "Id ▲" in header and "match" in header and "Answer" in header
 
@@ -106,7 +106,7 @@ async def test_result_row_opens_its_samples_paged_from_the_index(run_dir):
         table.set_sort("tokens", descending=True)
         await settle(app, pilot)
         most = max(sum(usage.total_tokens for usage in sample.model_usage.values()) for sample in log.samples)
-        assert table.row_at(0).total_tokens == most
+        assert table.row_at(0).row.total_tokens == most
 
         await pilot.press("end")
         await settle(app, pilot)

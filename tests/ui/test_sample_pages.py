@@ -1,9 +1,13 @@
-"""Sample pages: keyset seeks (forward, backward) and far-end offsets give exactly the sorted rows."""
+"""The samples table's page source: every way it reaches a page gives exactly the sorted rows.
+
+Forward pages continue by keyset, backward pages run the reverse order, jumps walk from the
+nearer end; all must agree with a sort done in Python, NULLs and ties included.
+"""
 
 import pytest
 
-from evtui.store import queries_ui as Q
-from evtui.store.schema import connect
+from evtui.app.screens.samples import SamplePageSource
+from evtui.app.widgets.sql_table import PageRequest
 
 from synthetic_index import build_index
 
@@ -11,53 +15,56 @@ PAGE = 37
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
+def source(tmp_path_factory):
     path = tmp_path_factory.mktemp("pages") / "index.db"
     build_index(path)
-    database = connect(path)
-    yield database
-    database.conn.close()
+    page_source = SamplePageSource(path, 1, ["match"], "match")
+    page_source.count()
+    yield page_source
+    page_source.close()
 
 
-def reference(db, sort, descending):
-    """The full sorted order computed in Python (NULLs first ascending, last descending)."""
-    lines = Q.fetch_sample_lines(db, 1, ["match"], sort="id", limit=10_000)
+def reference(source, sort, descending):
+    """The full order computed in Python (NULLs first ascending, last descending; rowid breaks ties)."""
+    lines = source.fetch(PageRequest(offset=0, limit=10_000, sort="id"))
     def key(line):
+        row = line.row
         if sort == "id":
-            return (line.sort_key,)
-        value = {"tokens": line.total_tokens, "score:match": (line.scores.get("match") or Q.ScoreCell(None, None, None)).value_num}[sort]
-        return ((value is not None, value if value is not None else 0), line.rowid)
-    ordered = sorted(lines, key=key, reverse=descending)
-    return [line.rowid for line in ordered]
+            return (row.sample_id.zfill(20), row.epoch, row.rowid)
+        value = row.total_tokens if sort == "tokens" else row.scores["match"].value_num
+        return (value is not None, value if value is not None else 0, row.rowid)
+    return [line.row.rowid for line in sorted(lines, key=key, reverse=descending)]
 
 
 @pytest.mark.parametrize("sort", ["id", "tokens", "score:match"])
 @pytest.mark.parametrize("descending", [False, True])
-def test_keyset_forward_backward_and_far_end_agree_with_the_sort(db, sort, descending):
-    expected = reference(db, sort, descending)
-    total = Q.count_run_samples(db, 1)
+def test_forward_backward_and_jumps_agree_with_the_sort(source, sort, descending):
+    expected = reference(source, sort, descending)
+    total = source.count()
     assert total == len(expected) == 500
 
     forward, previous = [], None
     for offset in range(0, total, PAGE):
-        page = Q.fetch_sample_lines(db, 1, ["match"], sort=sort, descending=descending, limit=PAGE, offset=offset, after=previous)
-        forward += [line.rowid for line in page]
+        page = source.fetch(PageRequest(offset, PAGE, sort, descending, after=previous))
+        forward += [line.row.rowid for line in page]
         previous = page[-1]
     assert forward == expected
 
-    # From the far end (no neighbour), then backwards by keyset from each page's first row.
     last_offset = (total - 1) // PAGE * PAGE
-    page = Q.fetch_sample_lines(db, 1, ["match"], sort=sort, descending=descending, limit=PAGE, offset=last_offset, total=total)
-    backward = [line.rowid for line in page]
+    page = source.fetch(PageRequest(last_offset, PAGE, sort, descending))  # a jump to the far end
+    backward = [line.row.rowid for line in page]
     for offset in range(last_offset - PAGE, -1, -PAGE):
-        page = Q.fetch_sample_lines(db, 1, ["match"], sort=sort, descending=descending, limit=PAGE, offset=offset, before=page[0])
-        backward = [line.rowid for line in page] + backward
+        page = source.fetch(PageRequest(offset, PAGE, sort, descending, before=page[0]))
+        backward = [line.row.rowid for line in page] + backward
     assert backward == expected
 
+    for offset in (PAGE, 3 * PAGE, total // 2 + 1):  # jumps from the near end
+        page = source.fetch(PageRequest(offset, PAGE, sort, descending))
+        assert [line.row.rowid for line in page] == expected[offset : offset + PAGE]
 
-def test_lines_carry_the_effective_score_and_answer(db):
-    line = Q.fetch_sample_lines(db, 1, ["match"], limit=1)[0]
-    assert line.sample_id == "1" and line.epoch == 1
-    cell = line.scores["match"]
-    assert cell.value in ('"C"', '"I"', '"P"') and cell.answer == "answer 1"
-    assert Q.run_scorers(db, 1) == ["match"]
+
+def test_lines_carry_scores_and_the_chosen_scorers_answer(source):
+    line = source.fetch(PageRequest(0, 1, "id"))[0]
+    assert (line.row.sample_id, line.row.epoch) == ("1", 1)
+    assert line.row.scores["match"].value in ("C", "I", "P")
+    assert line.answer == "answer 1"

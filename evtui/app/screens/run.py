@@ -71,11 +71,11 @@ class RunScreen(Screen[None]):
         if message.run is None:
             self.query_one("#run-summary", Static).update("This run is no longer in the index.")
             return
-        run = message.run
+        run = message.run.row
         self.sub_title = f"{run.task or '?'} · {run.model or '?'}"
         summary = self.query_one("#run-summary", Static)
         summary.border_title = run.task or "Run"
-        summary.update(run_summary(run))
+        summary.update(run_summary(message.run))
         self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in message.results])
         recorded = sum(1 for result in message.results if not result.job_id)
         computed = len(message.results) - recorded
@@ -98,12 +98,13 @@ class RunScreen(Screen[None]):
         self.app.push_screen(SamplesScreen(self.run_id, scorer=result.scorer, title=self.sub_title))
 
 
-def run_summary(run: Any) -> Content:
-    """The facts about a run, one `label: value` per line, then its scoring configuration."""
+def run_summary(detail: Any) -> Content:
+    """The facts about a run (a `queries.RunDetail`), one per line, then its scoring configuration."""
+    run = detail.row
     lines: list[Content] = [
         _fact("Status", fmt.status_content(run.status)),
         _fact("Model", run.model or "–"),
-        _fact("Samples", f"{fmt.format_samples(run.completed_samples, run.total_samples)} completed"),
+        _fact("Samples", f"{fmt.format_samples(run.samples_completed, run.samples_total)} completed"),
         _fact(
             "Tokens",
             f"{fmt.format_tokens(run.total_tokens)} (in {fmt.format_tokens(run.input_tokens)}, "
@@ -112,11 +113,11 @@ def run_summary(run: Any) -> Content:
         _fact("Cost", fmt.format_cost(run.cost)),
         _fact("Duration", fmt.format_duration(run.duration)),
         _fact("Created", run.created or "–"),
-        _fact("File", f"{run.path}  [{run.format}]"),
+        _fact("File", f"{run.path}  [{run.format}]" + ("  (file missing: showing what was indexed)" if run.missing else "")),
     ]
     if run.error:
         lines.append(_fact("Error", Content.styled(run.error.splitlines()[0][:200], "$score-fail")))
-    for label, text in config_summary(run.config):
+    for label, text in config_summary(detail.config):
         lines.append(_fact(label, text))
     return Content("\n").join(lines)
 

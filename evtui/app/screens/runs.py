@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
@@ -104,18 +105,28 @@ class RunsScreen(Screen[None]):
 
 
 def run_cells(run: Any) -> tuple[Any, ...]:
-    """The table cells for one run row."""
-    headline = " · ".join(
-        f"{metric.name} {fmt.format_value_stderr(metric.value, metric.stderr)}" for metric in run.headline
-    )
+    """The table cells for one `queries.RunRow`."""
+    file_name = Path(run.path).name
     return (
         Content(run.task or "–"),
         Content(run.model or "–"),
         fmt.status_content(run.status),
-        fmt.format_samples(run.completed_samples, run.total_samples),
-        Content(headline or "–"),
+        fmt.format_samples(run.samples_completed, run.samples_total),
+        Content(headline_text(run.headline) or "–"),
         fmt.format_tokens(run.total_tokens),
         fmt.format_cost(run.cost),
         fmt.format_duration(run.duration),
-        run.file_name,
+        Content.styled(f"{file_name} (missing)", "$text-muted") if run.missing else Content(file_name),
     )
+
+
+def headline_text(headline: Any) -> str:
+    """`match accuracy 0.583 ± 0.149`: the run's first recorded scorer and up to two metrics."""
+    if not headline:
+        return ""
+    first = headline[0]
+    label = first.scorer if not first.reducer or first.reducer == "mean" else f"{first.scorer}[{first.reducer}]"
+    metrics = " · ".join(
+        f"{metric.metric} {fmt.format_value_stderr(metric.value, metric.stderr)}" for metric in headline[:2]
+    )
+    return f"{label} {metrics}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,41 +22,89 @@ from evtui.app.widgets.status_line import StatusLine
 SCORE_WIDTH = 10
 
 
-class SamplePageSource:
-    """Pages of a run's samples for SqlTable; made in the table's fetch thread (own connection)."""
+@dataclass(frozen=True)
+class SampleLine:
+    """One samples-table row: the store's SampleRow plus the chosen scorer's answer."""
 
-    def __init__(self, db_path: Path, run_id: int, scorers: list[str]) -> None:
+    row: Any  # queries.SampleRow
+    answer: str | None
+
+
+class SamplePageSource:
+    """Pages of a run's samples for SqlTable, made in the table's fetch thread (own connection).
+
+    Forward pages continue by keyset from the row before; backward pages run the reverse order
+    from the row after; a jump with no neighbour walks to the position from the nearer end.
+    """
+
+    def __init__(
+        self, db_path: Path, run_id: int, scorers: list[str], answer_scorer: str | None,
+        filter: str | None = None, search: str | None = None,
+    ) -> None:  # fmt: skip
         from evtui.store.schema import connect
 
         self._db = connect(db_path)
         self.run_id = run_id
         self.scorers = scorers
+        self.answer_scorer = answer_scorer
+        self.filter, self.search = filter, search
         self._total: int | None = None
 
     def count(self) -> int:
-        from evtui.store.queries_ui import count_run_samples
+        from evtui.store.queries import count_samples
 
-        self._total = count_run_samples(self._db, self.run_id)
+        self._total = count_samples(
+            self._db, self.run_id, filter=self.filter, search=self.search, score_columns=self.scorers
+        )
         return self._total
 
-    def fetch(self, request: PageRequest) -> list[Any]:
-        from evtui.store.queries_ui import fetch_sample_lines
+    def fetch(self, request: PageRequest) -> list[SampleLine]:
+        sort = store_sort(request.sort)
+        descending, limit, offset = request.descending, request.limit, request.offset
+        if request.after is not None:
+            rows = self._page(sort, descending, request.after.row.key, limit)
+        elif request.before is not None:
+            rows = self._page(sort, not descending, request.before.row.key, limit)[::-1]
+        elif self._total is not None and offset > self._total // 2:
+            count = max(min(limit, self._total - offset), 0)
+            key = self._key_at(self._total - offset - count, sort, not descending)
+            rows = self._page(sort, not descending, key, count)[::-1]
+        else:
+            rows = self._page(sort, descending, self._key_at(offset, sort, descending), limit)
+        answers: dict[int, str | None] = {}
+        if self.answer_scorer is not None:
+            from evtui.store.queries_ui import score_answers
 
-        return fetch_sample_lines(
-            self._db,
-            self.run_id,
-            self.scorers,
-            sort=request.sort,
-            descending=request.descending,
-            limit=request.limit,
-            offset=request.offset,
-            after=request.after,
-            before=request.before,
-            total=self._total,
-        )
+            answers = score_answers(self._db, [row.rowid for row in rows], self.answer_scorer)
+        return [SampleLine(row, answers.get(row.rowid)) for row in rows]
+
+    def _page(self, sort: str, descending: bool, after: Any, limit: int) -> list[Any]:
+        from evtui.store.queries import page_samples
+
+        if limit <= 0:
+            return []
+        return page_samples(
+            self._db, self.run_id, sort=sort, descending=descending, after=after, limit=limit,
+            filter=self.filter, search=self.search, score_columns=self.scorers,
+        ).rows  # fmt: skip
+
+    def _key_at(self, position: int, sort: str, descending: bool) -> Any:
+        from evtui.store.queries import sample_at
+
+        return sample_at(
+            self._db, self.run_id, position, sort=sort, descending=descending,
+            filter=self.filter, search=self.search, score_columns=self.scorers,
+        )  # fmt: skip
 
     def close(self) -> None:
         self._db.conn.close()
+
+
+def store_sort(column_key: str | None) -> str:
+    """The store's sort name for a table column key (`score:<scorer>` → the scorer's column)."""
+    if column_key is None:
+        return "id"
+    return column_key.removeprefix("score:")
 
 
 class SamplesScreen(Screen[None]):
@@ -83,15 +133,10 @@ class SamplesScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load-scorers", exit_on_error=False)
     def load_scorers(self) -> None:
         """Find the run's scorers (the table's columns) in a thread."""
-        from evtui.store.queries_ui import run_scorers
-        from evtui.store.schema import connect
+        from evtui.app.store_calls import fetch_scorers
 
         try:
-            db = connect(self.app.db_path)  # type: ignore[attr-defined]
-            try:
-                scorers = run_scorers(db, self.run_id)
-            finally:
-                db.conn.close()
+            scorers = fetch_scorers(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("samples", f"{type(error).__name__}: {error}"))
             return
@@ -106,7 +151,7 @@ class SamplesScreen(Screen[None]):
         db_path = self.app.db_path  # type: ignore[attr-defined]
         table = SqlTable(
             sample_columns(scorers, answer_scorer),
-            lambda: SamplePageSource(db_path, self.run_id, scorers),
+            lambda: SamplePageSource(db_path, self.run_id, scorers, answer_scorer),
             sort="id",
             id="samples-table",
         )
@@ -132,51 +177,47 @@ class SamplesScreen(Screen[None]):
 
     @on(SqlTable.RowSelected)
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
-        line = message.row
-        self.notify(f"sample {line.sample_id} epoch {line.epoch}", title="Sample")
+        row = message.row.row
+        self.notify(f"sample {row.sample_id} epoch {row.epoch}", title="Sample")
 
 
 def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column]:
     """Id, epoch, one column per scorer, the answer of `answer_scorer`, tokens, time, error."""
     columns = [
-        Column("id", "Id", 12, lambda line: line.sample_id),
-        Column("epoch", "Ep", 3, lambda line: str(line.epoch), align="right"),
+        Column("id", "Id", 12, lambda line: line.row.sample_id),
+        Column("epoch", "Ep", 3, lambda line: str(line.row.epoch), align="right"),
     ]
     for scorer in scorers:
         columns.append(
             Column(f"score:{scorer}", scorer[:SCORE_WIDTH], SCORE_WIDTH, _score_cell(scorer), align="right")
         )
     if answer_scorer is not None:
-        columns.append(Column("answer", "Answer", 24, _answer_cell(answer_scorer), sortable=False))
+        columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
     columns += [
-        Column("tokens", "Tokens", 7, lambda line: fmt.format_tokens(line.total_tokens), align="right"),
-        Column("time", "Time", 7, lambda line: fmt.format_duration(line.total_time), align="right"),
+        Column("tokens", "Tokens", 7, lambda line: fmt.format_tokens(line.row.total_tokens), align="right"),
+        Column("time", "Time", 7, lambda line: fmt.format_duration(line.row.total_time), align="right"),
         Column("error", "Error", 40, _error_cell),
     ]
     return columns
 
 
-def score_text(value_json: str | None) -> str:
-    """A stored score value as a short cell text: C, 0.75, {"a": 1}."""
-    if value_json is None:
+def score_text(value: Any) -> str:
+    """A decoded score value as a short cell text: C, 0.75, {"a":1}; NaN reads `unscored`."""
+    if value is None:
         return "–"
-    try:
-        value = json.loads(value_json)
-    except ValueError:
-        return value_json
-    if isinstance(value, float):
-        return fmt.format_number(value, 3)
-    if isinstance(value, str):
-        return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, float):
+        return "unscored" if math.isnan(value) else fmt.format_number(value, 3)
+    if isinstance(value, str | int):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 def _score_cell(scorer: str):
-    def cell(line: Any) -> tuple[str, str]:
-        score = line.scores.get(scorer)
-        if score is None:
+    def cell(line: SampleLine) -> tuple[str, str]:
+        score = line.row.scores.get(scorer)
+        if score is None or score.value is None:
             return "–", "muted"
         number = score.value_num
         role = "muted" if number is None else "pass" if number >= 1 else "fail" if number <= 0 else "partial"
@@ -185,17 +226,10 @@ def _score_cell(scorer: str):
     return cell
 
 
-def _answer_cell(scorer: str):
-    def cell(line: Any) -> str:
-        score = line.scores.get(scorer)
-        return (score.answer or "") if score else ""
-
-    return cell
-
-
-def _error_cell(line: Any) -> tuple[str, str]:
-    if line.error:
-        return line.error.splitlines()[0] if line.error.strip() else line.error, "fail"
-    if line.limit_type:
-        return f"limit: {line.limit_type}", "partial"
+def _error_cell(line: SampleLine) -> tuple[str, str]:
+    row = line.row
+    if row.error:
+        return (row.error.strip().splitlines() or [row.error])[0], "fail"
+    if row.limit:
+        return f"limit: {row.limit}", "partial"
     return "", ""
