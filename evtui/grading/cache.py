@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+import orjson
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,8 @@ class CachedReply:
 
 def cache_key(base_url: str, model: str, body: dict[str, Any]) -> str:
     """Hex SHA-256 over the canonical JSON of (base URL, model, request body)."""
-    canonical = json.dumps(
-        {"base_url": base_url.rstrip("/"), "model": model, "body": body},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    canonical = orjson.dumps({"base_url": base_url.rstrip("/"), "model": model, "body": body}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
 
 
 class GraderCache(Protocol):
@@ -69,13 +65,24 @@ class MemoryCache:
 
 
 class IndexCache:
-    """Replies in the index's `grader_cache` table, read and written on one dedicated thread."""
+    """Replies in the index's `grader_cache` table, read and written on one dedicated thread.
 
-    def __init__(self, index_path: str | Path) -> None:
+    Lookups made in the same event-loop turn go to SQLite as one query, and new replies are
+    written in batches (one transaction per `write_batch` replies, or after `write_delay`
+    seconds, and on close), so thousands of concurrent graders cost a few round trips.
+    """
+
+    def __init__(self, index_path: str | Path, *, write_batch: int = 200, write_delay: float = 0.25) -> None:
         self.index_path = Path(index_path)
+        self.write_batch, self.write_delay = write_batch, write_delay
         # One thread owns the connection: SQLite objects must not cross threads.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-grader-cache")
         self._db: Any = None
+        self._lookups: dict[str, list[asyncio.Future[CachedReply | None]]] = {}
+        self._lookup_scheduled = False
+        self._writes: list[dict[str, Any]] = []
+        self._write_timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def _connection(self) -> Any:
         if self._db is None:
@@ -84,38 +91,79 @@ class IndexCache:
             self._db = connect(self.index_path)
         return self._db
 
-    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+    async def _run(self, fn: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # reads -------------------------------------------------------------------------------
     async def get(self, key: str) -> CachedReply | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[CachedReply | None] = loop.create_future()
+        self._lookups.setdefault(key, []).append(future)
+        if not self._lookup_scheduled:
+            self._lookup_scheduled = True
+            loop.call_soon(self._flush_lookups)
+        return await future
+
+    def _flush_lookups(self) -> None:
+        self._lookup_scheduled = False
+        batch, self._lookups = self._lookups, {}
+        if batch:
+            self._spawn(self._lookup(batch))
+
+    async def _lookup(self, batch: dict[str, list[asyncio.Future[CachedReply | None]]]) -> None:
         from evtui.store import grader_cache
 
-        row = await self._run(lambda: grader_cache.fetch(self._connection(), key))
-        if row is None:
-            return None
         try:
-            response = json.loads(row.response)
-        except ValueError:
-            return None  # a damaged row is a miss; the fresh reply replaces it
-        return CachedReply(response, row.input_tokens, row.output_tokens, row.seconds)
+            rows = await self._run(lambda: grader_cache.fetch_many(self._connection(), list(batch)))
+        except Exception as error:
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(error)
+            return
+        for key, futures in batch.items():
+            row = rows.get(key)
+            reply = None
+            if row is not None:
+                try:
+                    reply = CachedReply(orjson.loads(row.response), row.input_tokens, row.output_tokens, row.seconds)
+                except orjson.JSONDecodeError:
+                    reply = None  # a damaged row is a miss; the fresh reply replaces it
+            for future in futures:
+                if not future.done():
+                    future.set_result(reply)
 
+    # writes ------------------------------------------------------------------------------
     async def put(self, key: str, *, base_url: str, model: str, body: dict[str, Any], reply: CachedReply) -> None:
+        self._writes.append(
+            {
+                "key": key, "base_url": base_url, "model": model,
+                "request": orjson.dumps(body).decode(),
+                "response": orjson.dumps(reply.response).decode(),
+                "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "seconds": reply.seconds,
+            }
+        )
+        if len(self._writes) >= self.write_batch:
+            await self.flush()
+        elif self._write_timer is None:
+            loop = asyncio.get_running_loop()
+            self._write_timer = loop.call_later(self.write_delay, lambda: self._spawn(self.flush()))
+
+    async def flush(self) -> None:
+        """Write the buffered replies now (one transaction)."""
         from evtui.store import grader_cache
 
-        await self._run(
-            lambda: grader_cache.store(
-                self._connection(),
-                key=key,
-                base_url=base_url,
-                model=model,
-                request=json.dumps(body, ensure_ascii=False),
-                response=json.dumps(reply.response, ensure_ascii=False),
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                seconds=reply.seconds,
-            )
-        )
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+        batch, self._writes = self._writes, []
+        if batch:
+            await self._run(lambda: grader_cache.store_many(self._connection(), batch))
 
     def _close_connection(self) -> None:
         if self._db is not None:
@@ -123,5 +171,8 @@ class IndexCache:
             self._db = None
 
     async def close(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.flush()
         await self._run(self._close_connection)
         self._executor.shutdown(wait=True)

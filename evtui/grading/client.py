@@ -1,7 +1,7 @@
-"""The grader client: OpenAI-compatible `POST {base_url}/chat/completions` over one httpx client.
+"""The grader client: OpenAI-compatible `POST {base_url}/chat/completions` over keep-alive httpx clients.
 
-A `GradingSession` owns one keep-alive `httpx.AsyncClient`, a semaphore bounding requests in
-flight, and a reply cache. The engine opens one per job::
+A `GradingSession` owns keep-alive httpx clients, one per concurrency slot (which bounds the
+requests in flight), and a reply cache. The engine opens one per job::
 
     async with grading_session(GraderSettings(base_url=..., model=..., concurrency=32),
                                cache=IndexCache(index_path)):
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import ssl
 import contextvars
 import logging
 import time
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
+import orjson
 
 from evtui.grading.cache import CachedReply, GraderCache, MemoryCache, cache_key
 from evtui.grading.retry import RETRYABLE_ERRORS, RETRYABLE_STATUS, backoff_delay, retry_after_seconds
@@ -74,12 +77,13 @@ class GradingSession:
         self.settings = settings or GraderSettings()
         self.cache: GraderCache = cache if cache is not None else MemoryCache()
         self.stats = SessionStats()
-        limit = self.settings.resolved_concurrency()
-        self._semaphore = asyncio.Semaphore(limit)
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(self.settings.timeout),
-            limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
-        )
+        self._limit = self.settings.resolved_concurrency()
+        # One keep-alive client per concurrency slot ("lane"), made on first use. A single
+        # AsyncClient shared by every slot scans its whole connection pool on each request
+        # (httpcore), which measured 6.4 ms CPU per request at 32 connections against 1.6 ms
+        # for lanes; a lane carries one request at a time, so lanes also bound concurrency.
+        self._lanes: list[httpx.AsyncClient] = []
+        self._free_lanes: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
         self._in_flight: dict[str, asyncio.Future[GraderReply]] = {}
         self._sleep = asyncio.sleep  # tests swap in a recorder to check waits without waiting
 
@@ -90,8 +94,24 @@ class GradingSession:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for lane in self._lanes:
+            await lane.aclose()
+        self._lanes.clear()
         await self.cache.close()
+
+    def _new_lane(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.settings.timeout),
+            limits=httpx.Limits(max_connections=_LANE_CONNECTIONS, max_keepalive_connections=_LANE_CONNECTIONS),
+            verify=_ssl_context(),
+        )
+
+    async def _acquire_lane(self) -> httpx.AsyncClient:
+        if self._free_lanes.empty() and len(self._lanes) < self._limit:
+            lane = self._new_lane()
+            self._lanes.append(lane)
+            return lane
+        return await self._free_lanes.get()
 
     def endpoint(self, **overrides: Any) -> Endpoint:
         """The endpoint for a scorer's own base_url/model/api_key_env over these settings."""
@@ -161,19 +181,23 @@ class GradingSession:
         headers = {"Content-Type": "application/json", **settings.extra_headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+        url = httpx.URL(endpoint.url)
+        payload = orjson.dumps(body)
         failures = 0  # transient: throttling, server errors, timeouts, dropped connections
         invalid = 0  # replies that arrived but could not be used
         attempts = 0
         while True:
             attempts += 1
             wait_hint: float | None = None
-            async with self._semaphore:
+            lane = await self._acquire_lane()
+            try:
                 self.stats.requests_sent += 1
-                try:
-                    response = await self._client.post(endpoint.url, json=body, headers=headers)
-                except RETRYABLE_ERRORS as error:
-                    problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-                    response = None
+                response = await lane.send(lane.build_request("POST", url, content=payload, headers=headers))
+            except RETRYABLE_ERRORS as error:
+                problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+                response = None
+            finally:
+                self._free_lanes.put_nowait(lane)
             if response is not None:
                 status = response.status_code
                 if status == 200:
@@ -218,10 +242,20 @@ class GradingSession:
             await self._sleep(delay)
 
 
+# Idle keep-alive connections a lane may hold (to several grader hosts in a panel).
+_LANE_CONNECTIONS = 4
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One certificate store for every lane (loading it costs ~0.2 s)."""
+    return httpx.create_ssl_context()
+
+
 def _parse_reply(response: httpx.Response) -> tuple[dict[str, Any] | None, str]:
     try:
-        data = response.json()
-    except (ValueError, UnicodeDecodeError):
+        data = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
         return None, f"the reply is not valid JSON (starts {response.text[:80]!r})"
     if not isinstance(data, dict):
         return None, "the reply is not a JSON object"

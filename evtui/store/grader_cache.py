@@ -39,6 +39,46 @@ def fetch(db: Any, key: str) -> GraderCacheRow | None:
     return GraderCacheRow(*row) if row else None
 
 
+def fetch_many(db: Any, keys: list[str]) -> dict[str, GraderCacheRow]:
+    """The cached replies for `keys` that exist, by key (one query per 500 keys)."""
+    conn = _conn(db)
+    found: dict[str, GraderCacheRow] = {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            "SELECT key, base_url, model, request, response, input_tokens, output_tokens, seconds, created"
+            f" FROM grader_cache WHERE key IN ({marks})",
+            chunk,
+        ):
+            found[row[0]] = GraderCacheRow(*row)
+    return found
+
+
+def store_many(db: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert or replace many replies in one transaction; each dict holds `store`'s arguments."""
+    if not rows:
+        return
+    conn = _conn(db)
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    values = [
+        (r["key"], r["base_url"], r["model"], r["request"], r["response"], r["input_tokens"], r["output_tokens"], r["seconds"], created)
+        for r in rows
+    ]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO grader_cache"
+            " (key, base_url, model, request, response, input_tokens, output_tokens, seconds, created)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def store(
     db: Any,
     *,
