@@ -106,3 +106,15 @@ def test_default_metrics_are_the_first_registered_scorers():
 async def test_an_unknown_reducer_names_the_known_ones():
     with pytest.raises(registry.UnknownNameError, match="Did you mean: mean"):
         await multi_scorer([match()], "meen")(evtui_state("42"), Target("42"))
+
+
+async def test_a_multi_scorer_spec_round_trips_and_scores():
+    from evtui.scoring.specs import build, spec_of
+
+    made = build("scorer", 'multi_scorer([match(numeric=True), includes()], "majority")')
+    spec = spec_of(made)
+    assert spec == "multi_scorer(scorers=['match(numeric=True)', 'includes'], reducer='majority')"
+    again = build("scorer", spec)
+    score = await again(evtui_state("The answer is 42"), Target("42"))
+    assert score.value == "C"
+    assert score.metadata["panel"]["votes"] == ["C", "C"]

@@ -23,16 +23,33 @@ def _first_scorer_metrics(scorers: Sequence[Any]) -> Any:
     return []
 
 
+def _made_scorer(scorer_or_spec: Any) -> Any:
+    """A scorer as given, or made from its spec string (`"match(numeric=True)"`)."""
+    if isinstance(scorer_or_spec, str):
+        from evtui.scoring.specs import build
+
+        return build("scorer", scorer_or_spec)
+    return scorer_or_spec
+
+
+def _spec_or_object(made: Any) -> Any:
+    from evtui.scoring.specs import spec_of
+
+    return spec_of(made) or made
+
+
 def multi_scorer(scorers: list[Any], reducer: str | Reducer):
     """Run `scorers` concurrently on each sample and reduce their scores into one.
 
-    Scorers that decline (return None) are left out; when all decline the sample is unscored
-    (reason "scoring_failed"). Default metrics: those of the first registered scorer.
+    Scorers may be given made or as spec strings. Scorers that decline (return None) are left
+    out; when all decline the sample is unscored (reason "scoring_failed"). Default metrics:
+    those of the first registered scorer.
     """
+    parts = [_made_scorer(one) for one in scorers]
     resolved: list[Reducer] = []
 
     async def score(state: SampleState, target: Target) -> Score:
-        results = await asyncio.gather(*(one(state, target) for one in scorers))
+        results = await asyncio.gather(*(one(state, target) for one in parts))
         given = [result for result in results if result is not None]
         if not given:
             return Score.unscored(reason="scoring_failed")
@@ -44,11 +61,12 @@ def multi_scorer(scorers: list[Any], reducer: str | Reducer):
             resolved.append(resolve_reducer(reducer))
         return resolved[0](given)
 
+    # Sub-scorers are recorded as their specs, so the spec of the whole can make it again.
     made_info = registry.Info(
         "scorer",
         "multi_scorer",
-        {"scorers": list(scorers), "reducer": reducer},
-        metrics=_first_scorer_metrics(scorers),
+        {"scorers": [_spec_or_object(one) for one in parts], "reducer": reducer},
+        metrics=_first_scorer_metrics(parts),
     )
     setattr(score, registry.INFO_ATTR, made_info)
     return score

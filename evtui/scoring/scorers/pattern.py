@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from evtui.scoring.registry import scorer
 from evtui.scoring.state import SampleState
@@ -93,7 +94,7 @@ def _regex_scorer(pattern: str, ignore_case: bool, match_all: bool):
 
 
 @scorer(metrics=["accuracy", "stderr"])
-def answer(pattern: str):
+def answer(pattern: Literal["letter", "word", "line"]):
     """Take the answer after the last "ANSWER:" — a letter, a word ending its line, or the last line.
 
     Args:
