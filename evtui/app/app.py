@@ -92,6 +92,7 @@ class EvtuiApp(App[None]):
                 title="Themes",
                 severity="warning",
                 timeout=10,
+                markup=False,
             )
         self.push_screen(RunsScreen())
         if self.ingest_paths:
@@ -164,7 +165,13 @@ class EvtuiApp(App[None]):
         error = event.worker.error
         if event.worker.group == "ingest":
             self.ingest_running = False
-        self.notify(f"{event.worker.description or event.worker.name}: {error}", title="Error", severity="error", timeout=10)
+        self.notify(
+            f"{event.worker.description or event.worker.name}: {error}",
+            title="Error",
+            severity="error",
+            timeout=10,
+            markup=False,
+        )
 
     def action_help(self) -> None:
         from evtui.app.screens.help import HelpScreen

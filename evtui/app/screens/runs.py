@@ -63,7 +63,7 @@ class RunsScreen(Screen[None]):
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
-        self.notify(f"Could not load {message.what}: {message.error}", severity="error")
+        self.notify(f"Could not load {message.what}: {message.error}", severity="error", markup=False)
 
     @on(RunsLoaded)
     def _on_runs_loaded(self, message: RunsLoaded) -> None:

@@ -178,7 +178,7 @@ class SamplesScreen(Screen[None]):
     @on(SqlTable.RowSelected)
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
         row = message.row.row
-        self.notify(f"sample {row.sample_id} epoch {row.epoch}", title="Sample")
+        self.notify(f"sample {row.sample_id} epoch {row.epoch}", title="Sample", markup=False)
 
 
 def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column]:
