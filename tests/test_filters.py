@@ -1,0 +1,177 @@
+"""The filter language: compiled SQL run against an index of real Inspect logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evtui.store.filters import FilterError, compile_filter
+from evtui.store.ingest import ingest_paths
+from evtui.store.schema import connect
+
+DATA = Path(__file__).parent / "data" / "inspect"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("logs")
+    for name in ("qa_match.eval", "mc_epochs.eval", "tool_agent.eval", "dict_unscored.eval"):
+        shutil.copy2(DATA / name, logs / name)
+    db_path = logs / "index.db"
+    assert ingest_paths(db_path, [logs]).failures == []
+    db = connect(db_path)
+    runs = {Path(p).stem: i for i, p in db.execute("SELECT id, path FROM runs")}
+    return db, runs
+
+
+def matching(index, run: str, text: str, columns=()) -> list[tuple[str, int]]:
+    """(sample id, epoch) of the run's samples the filter keeps."""
+    db, runs = index
+    sql, params = compile_filter(text, score_columns=list(columns))
+    return sorted(
+        db.execute(
+            f"SELECT s.sample_id, s.epoch FROM samples s WHERE s.run_id = ? AND {sql}", [runs[run], *params]
+        ).fetchall()
+    )
+
+
+def python_side(index, run: str, predicate) -> list[tuple[str, int]]:
+    db, runs = index
+    cols = "sample_id, epoch, input_text, output_text, total_tokens, error, metadata, target"
+    rows = db.execute(f"SELECT {cols} FROM samples WHERE run_id = ?", (runs[run],)).fetchall()
+
+    keep = []
+    for sid, epoch, inp, out, tokens, error, metadata, target in rows:
+        row = dict(id=sid, epoch=epoch, input=inp, output=out, tokens=tokens, error=error,
+                   metadata=json.loads(metadata), target=json.loads(target))
+        if predicate(row):
+            keep.append((sid, epoch))
+    return sorted(keep)
+
+
+def test_score_and_metadata_conditions(index):
+    got = matching(index, "qa_match", 'match == "I" and metadata.category == "math"', ["match", "includes"])
+    db, runs = index
+    expected = sorted(
+        db.execute(
+            "SELECT s.sample_id, s.epoch FROM samples s JOIN scores sc ON sc.sample_rowid = s.id "
+            "WHERE s.run_id = ? AND sc.scorer = 'match' AND sc.value = '\"I\"' "
+            "AND json_extract(s.metadata, '$.category') = 'math'",
+            (runs["qa_match"],),
+        ).fetchall()
+    )
+    assert got == expected and got
+    # Numbers compare against value_num, so C/I work as 1/0.
+    assert matching(index, "qa_match", "match < 0.5", ["match"]) == matching(index, "qa_match", 'match == "I"', ["match"])
+    assert matching(index, "qa_match", "match", ["match"]) == matching(index, "qa_match", 'match == "C"', ["match"])
+
+
+def test_numbers_errors_text_and_boolean_logic(index):
+    assert matching(index, "tool_agent", "tokens > 170") == python_side(
+        index, "tool_agent", lambda r: r["tokens"] is not None and r["tokens"] > 170
+    )
+    errors = matching(index, "tool_agent", "error")
+    assert errors == [("4", 1), ("6", 1)]
+    everything = matching(index, "tool_agent", "epoch >= 1")
+    assert matching(index, "tool_agent", "not error") == sorted(set(everything) - set(errors))
+    # Missing values compare false and `not` gives the rest: tokens is NULL for sample 6.
+    high = matching(index, "tool_agent", "tokens > 170")
+    assert sorted(high + matching(index, "tool_agent", "not (tokens > 170)")) == everything
+
+    assert matching(index, "qa_match", 'input ~ "CAPITAL"') == python_side(
+        index, "qa_match", lambda r: "capital" in r["input"].lower()
+    )
+    assert matching(index, "qa_match", 'output !~ "answer"') == python_side(
+        index, "qa_match", lambda r: "answer" not in r["output"].lower()
+    )
+    assert matching(index, "mc_epochs", "epoch == 2 and (id == \"mc-1\" or id == 'mc-2')") == [("mc-1", 2), ("mc-2", 2)]
+    assert matching(index, "mc_epochs", "epoch in (1, 3) and id = \"mc-3\"") == [("mc-3", 1), ("mc-3", 3)]
+    assert matching(index, "qa_match", "id > 10") == [("11", 1), ("12", 1)]  # ids sort as numbers
+    assert matching(index, "mc_epochs", 'target == "A" and epoch == 1') == python_side(
+        index, "mc_epochs", lambda r: r["epoch"] == 1 and "A" in r["target"]
+    )
+
+
+def test_dict_score_keys_and_qualified_columns(index):
+    db, runs = index
+    scorers = [r[0] for r in db.execute("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (runs["dict_unscored"],))]
+    dict_scorer = next(
+        s for s in scorers
+        if db.execute("SELECT 1 FROM scores WHERE scorer = ? AND value LIKE '{%'", (s,)).fetchone()
+    )
+    key = db.execute(
+        "SELECT j.key FROM scores sc, json_each(sc.value) j WHERE sc.scorer = ? AND json_valid(sc.value) LIMIT 1",
+        (dict_scorer,),
+    ).fetchone()[0]
+    all_rows = matching(index, "dict_unscored", "epoch == 1")
+    some = matching(index, "dict_unscored", f"{dict_scorer}.{key} > 0", [dict_scorer])
+    none = matching(index, "dict_unscored", f"not ({dict_scorer}.{key} > 0)", [dict_scorer])
+    assert sorted(some + none) == all_rows
+    assert matching(index, "qa_match", "match@log == 1", ["match"]) == matching(index, "qa_match", "match == 1", ["match"])
+    assert matching(index, "qa_match", "match@5 == 1", ["match"]) == []
+    assert matching(index, "qa_match", "scores.includes == 1", []) == matching(index, "qa_match", "includes == 1", ["includes"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"; DROP TABLE runs; --',
+        'input == "x\'); DROP TABLE samples; --"',
+        "input ~ \"%\" or 1",
+        "metadata.a')) OR 1=1 -- == 1",
+        "epoch == 1; DELETE FROM samples",
+        'id == "1" union select * from runs',
+    ],
+)
+def test_injection_attempts_are_rejected_or_inert(index, text):
+    db, runs = index
+    before = [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "samples", "scores")]
+    try:
+        sql, params = compile_filter(text, score_columns=["match"])
+    except FilterError:
+        pass
+    else:
+        # Whatever compiles is a condition with bound literals: it runs and selects, nothing more.
+        assert ";" not in sql and "DROP" not in sql.upper() and "DELETE" not in sql.upper()
+        db.execute(f"SELECT count(*) FROM samples s WHERE {sql}", params).fetchone()
+    after = [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "samples", "scores")]
+    assert after == before
+
+
+def test_a_literal_percent_is_not_a_wildcard(index):
+    assert matching(index, "qa_match", 'input ~ "%"') == python_side(index, "qa_match", lambda r: "%" in r["input"])
+    assert matching(index, "qa_match", 'input ~ "_"') == python_side(index, "qa_match", lambda r: "_" in r["input"])
+
+
+@pytest.mark.parametrize(
+    "text, position, expected",
+    [
+        ("tokens >", 8, "a number, a quoted string"),
+        ("tokens > > 3", 9, "a number, a quoted string"),
+        ("(epoch == 1", 11, "')' to close the '(' at position 0"),
+        ("epoch == 1 epoch == 2", 11, "'and', 'or' or the end"),
+        ("epoch == 1 and", 14, "a field name, 'not' or '('"),
+        ("banana == 1", 0, "unknown field 'banana'"),
+        ('input ~ "unclosed', 8, "unterminated string"),
+        ("epoch == 1 & epoch == 2", 11, "unexpected character '&'"),
+        ("target > 1", 7, "target supports"),
+        ("match@nope == 1", 0, "bad score qualifier"),
+        ("epoch in 1", 9, "'(' after 'in'"),
+        ("epoch in (1 2)", 12, "',' or ')'"),
+        (")", 0, "a field name"),
+    ],
+)
+def test_malformed_filters_say_where_and_what_was_expected(text, position, expected):
+    with pytest.raises(FilterError) as caught:
+        compile_filter(text, score_columns=["match"])
+    assert caught.value.position == position
+    assert expected in str(caught.value)
+    assert text in str(caught.value)  # the message shows the filter with a caret under the spot
+
+
+def test_empty_filter_keeps_everything(index):
+    assert compile_filter("   ", score_columns=[]) == ("1", [])
+    assert len(matching(index, "qa_match", "")) == 12
