@@ -272,3 +272,8 @@ async def test_unscored_nan_is_a_float_nan(server):
     server.reply("2+2", "nothing")
     score = await grade(server, model_graded_qa(), sample())
     assert isinstance(score.value, float) and math.isnan(score.value)
+
+
+def test_a_panel_entry_with_unknown_keys_is_refused_when_the_scorer_is_made():
+    with pytest.raises(ValueError, match="unknown keys: api_key"):
+        model_graded_qa(model=[{"model": "a", "api_key": "sk-literal"}])

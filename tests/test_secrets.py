@@ -13,6 +13,7 @@ from evtui.cli import main
 from evtui.grading.cache import MemoryCache
 from evtui.grading.client import GraderError, GradingSession
 from evtui.grading.settings import GraderSettings, resolve_endpoint
+from evtui.store.schema import connect
 from tests.grader_server import GraderServer
 
 DATA = Path(__file__).parent / "data"
@@ -50,6 +51,8 @@ def test_a_scoring_job_leaves_no_trace_of_the_key(tmp_path, secret_key, capsys, 
     logs.mkdir()
     shutil.copy(DATA / "jsonl" / "capitals.jsonl", logs / "capitals.jsonl")
     index = tmp_path / "state" / "index.db"
+    # A reader held open through the job keeps the write-ahead log on disk, so it is grepped too.
+    watcher = connect(index)
     with GraderServer() as server:
         # servers echo keys in errors: a 400 quoting the whole key, a 401 quoting most of it
         server.inject("400", contains="France", times=1, message=f"Incorrect API key provided: {secret_key}")
@@ -69,7 +72,9 @@ def test_a_scoring_job_leaves_no_trace_of_the_key(tmp_path, secret_key, capsys, 
         assert server.requests and all(r.headers["Authorization"] == f"Bearer {secret_key}" for r in server.requests)
     out, err = capsys.readouterr()
     files = every_file(tmp_path)
+    watcher.conn.close()
     assert any(name.endswith("index.db") for name in files)
+    assert any(name.endswith("index.db-wal") and data for name, data in files.items())
     assert export.read_text().strip()
     assert "rejected the request (HTTP 400)" in export.read_text()  # the failure is reported…
     assert_nowhere(secret_key, {"stdout": out, "stderr": err, "log": caplog.text, **files})  # …without the key

@@ -174,6 +174,8 @@ def _model_graded(
     max_tokens: int | None,
 ):
     template = Template.parse(template_text)  # a forbidden field fails here, before any sample
+    for spec in model if isinstance(model, list) else [model]:
+        _endpoint_options(spec, base_url, api_key_env)  # a bad panel entry fails here too
     if grade_pattern is not None:
         re.compile(grade_pattern)
     uses_default_instructions = not instructions
