@@ -258,7 +258,11 @@ def _endpoint_options(spec: ModelSpec | None, base_url: str | None, api_key_env:
     if isinstance(spec, dict):
         unknown = set(spec) - {"model", "base_url", "api_key_env"}
         if unknown:
-            raise ValueError(f"grader entry {spec!r} has unknown keys: {', '.join(sorted(unknown))}")
+            # name the keys only: a value here might be a pasted API key
+            raise ValueError(
+                f"grader entry for model {spec.get('model')!r} has unknown keys: {', '.join(sorted(unknown))} "
+                "(allowed: model, base_url, api_key_env; a key goes in the environment variable api_key_env names)"
+            )
         return {
             "model": spec.get("model"),
             "base_url": spec.get("base_url") or base_url,
