@@ -118,12 +118,14 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
 
     progress = _Progress(job_id, on_progress)
     todo: dict[int, tuple[list[int], dict[str, set[int]]]] = {}
+    fresh: dict[int, bool] = {}  # no scores of this job on the run yet: results can use the scores in memory
     for run_id, plan in plans.items():
         rowids = jobs.subset_rowids(
             db, run_id, config.subset.model_dump(), score_columns=plan.score_columns, include_errors=_score_errors(config, plan.run)
         )
         scored = {unit.name: jobs.scored_rowids(db, run_id, job_id, unit.name) for unit in plan.units}
         todo[run_id] = (rowids, scored)
+        fresh[run_id] = not jobs.has_job_scores(db, run_id, job_id)
         for unit in plan.units:
             already = len(scored[unit.name].intersection(rowids))
             counts = progress.per_scorer.setdefault(unit.name, [0, 0])
@@ -149,17 +151,20 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
                 rowids, scored = todo[run_id]
                 progress.run_id, progress.run_path = run_id, plan.run["path"]
                 pending = [r for r in rowids if any(r not in scored[u.name] for u in plan.units)]
+                kept: list[tuple] | None = [] if fresh[run_id] else None
                 for start in range(0, len(pending), config.batch_size):
                     if cancel is not None and cancel.is_set():
                         status = "cancelled"
                         break
                     batch = pending[start : start + config.batch_size]
-                    await _score_batch(db, job_id, plan, batch, scored, config.concurrency, progress)
+                    await _score_batch(db, job_id, plan, batch, scored, config.concurrency, progress, kept)
                     jobs.update_job(db, job_id, done=progress.done, errors=progress.errors)
                     progress.post()
                 if status == "cancelled":
                     break
-                results = run_results_for(plan, jobs.job_scores(db, run_id, job_id))
+                # Reading 100k scores back costs more than keeping them: only a resumed run reads.
+                rows = _rows_from_memory(kept) if kept is not None else jobs.job_scores(db, run_id, job_id)
+                results = run_results_for(plan, rows)
                 jobs.replace_results(db, run_id, job_id, results)
                 outcomes.append(RunOutcome(run_id, plan.run["path"], results, list(plan.notes)))
     except BaseException:
@@ -194,7 +199,23 @@ def _score_errors(config: ScoringJobConfig, run: dict[str, Any]) -> bool:
     return True
 
 
-async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str, set[int]], concurrency: int, progress: _Progress) -> None:
+def _rows_from_memory(kept: list[tuple]) -> list[dict[str, Any]]:
+    """The job_scores rows for scores made in this session, in sample order (as the index returns them)."""
+    kept.sort(key=lambda item: item[0])
+    return [
+        {
+            "scorer": name, "sample_id": state.sample_id, "epoch": state.epoch, "value": score.value,
+            "answer": score.answer, "explanation": score.explanation, "reason": score.reason,
+            "metadata": score.metadata or None, "sample_metadata": state.metadata,
+        }
+        for _, name, score, state in kept
+    ]
+
+
+async def _score_batch(
+    db, job_id: int, plan, batch: list[int], scored: dict[str, set[int]], concurrency: int, progress: _Progress,
+    kept: list[tuple] | None = None,
+) -> None:
     rows = jobs.fetch_samples(db, batch)
     work: list[tuple[int, Any, Any, ScorerUnit]] = []
     for row in rows:
@@ -204,10 +225,12 @@ async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str
                 work.append((row[0], state, target, unit))
     made: list[tuple[int, int, str, Any]] = []
 
-    def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool) -> None:
+    def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool, state: Any) -> None:
         for name, score in scores:
             number = jobs.value_num(score.value)
             made.append((rowid, plan.run["id"], name, score, number))
+            if kept is not None:
+                kept.append((rowid, name, score, state))
             if number is not None:
                 sums = progress.sums.setdefault(name, [0.0, 0])
                 sums[0] += number
@@ -227,7 +250,7 @@ async def _score_batch(db, job_id: int, plan, batch: list[int], scored: dict[str
     async def worker() -> None:
         for rowid, state, target, unit in queue:
             scores, failed = await unit.score(state, target)
-            record(rowid, unit, scores, failed)
+            record(rowid, unit, scores, failed, state)
             progress.post()
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))

@@ -280,6 +280,13 @@ def write_scores(db: sqlite_utils.Database, job_id: int, rows: Iterable[tuple]) 
     return len(params)
 
 
+def has_job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM scores WHERE run_id = ? AND job_id = ? AND source = 'job' LIMIT 1", [run_id, job_id]
+    ).fetchone()
+    return row is not None
+
+
 def job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> list[dict[str, Any]]:
     """Every score job `job_id` made on `run_id`, with its sample's id, epoch and metadata, in sample order."""
     rows = db.execute(
