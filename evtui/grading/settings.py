@@ -100,7 +100,7 @@ class GraderSettings:
     backoff_base: float = 1.0  # first backoff in seconds; doubles each retry, with full jitter
     backoff_max: float = 60.0
     retry_after_max: float = 120.0  # never wait longer than this on a server's Retry-After
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict, repr=False)  # may carry credentials
 
     def resolved_concurrency(self) -> int:
         value = self.concurrency if self.concurrency is not None else _env_int("EVTUI_GRADER_CONCURRENCY")
