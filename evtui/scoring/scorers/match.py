@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Literal
 
 from evtui.scoring.registry import scorer
 from evtui.scoring.state import SampleState
@@ -108,9 +107,7 @@ def match_str(
 
 
 @scorer(metrics=["accuracy", "stderr"])
-def match(
-    location: Literal["begin", "end", "any", "exact"] = "end", *, ignore_case: bool = True, numeric: bool = False
-):
+def match(location: str = "end", *, ignore_case: bool = True, numeric: bool = False):
     """Match the target at the begin/end of the output, anywhere in it, or exactly; optionally as numbers.
 
     Args:
