@@ -22,7 +22,7 @@ from inspect_ai.solver import multiple_choice
 from inspect_ai.solver._multiple_choice import parse_answers as inspect_parse_answers
 from inspect_ai.solver._multiple_choice import set_choices_based_on_generated_response
 
-from evtui.readers.inspect_eval import read as read_inspect_eval
+from evtui.readers.detect import read_run
 from evtui.scoring.scorers.choice import choice, parse_answers, recorded_multiple_correct
 from evtui.scoring.state import Choice, ModelOutput as EvtuiOutput, SampleState
 from evtui.scoring.values import Target
@@ -120,7 +120,7 @@ async def test_solver_marks_are_used_as_given_including_shuffled_choices():
 
 def _stored_states(path: Path) -> list[tuple[SampleState, Target, object]]:
     """(state, target, recorded choice score) for every sample, read with evtui's own reader."""
-    run_read = read_inspect_eval(path)
+    run_read = read_run(path)
     states = []
     for sample in run_read.samples:
         state = SampleState(
@@ -135,9 +135,10 @@ def _stored_states(path: Path) -> list[tuple[SampleState, Target, object]]:
     return states
 
 
-async def test_rescoring_the_multiple_choice_fixture_reproduces_the_recorded_scores():
-    path = FIXTURES / "mc_epochs.eval"
-    assert path.exists(), "tests/data/inspect/mc_epochs.eval is made by scripts/make_inspect_fixtures.py"
+@pytest.mark.parametrize("name", ["mc_epochs.eval", "mc_epochs.json"])
+async def test_rescoring_the_multiple_choice_fixture_reproduces_the_recorded_scores(name):
+    path = FIXTURES / name
+    assert path.exists(), f"tests/data/inspect/{name} is made by scripts/make_inspect_fixtures.py"
     states = _stored_states(path)
     assert len(states) == 18
     assert recorded_multiple_correct(states[0][0].run_config) is False
