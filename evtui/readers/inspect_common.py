@@ -1,0 +1,371 @@
+"""Inspect AI log dicts (EvalLog header, EvalSample) → evtui records, shared by both readers.
+
+Works on plain parsed JSON (no inspect_ai import): the field names follow inspect_ai 0.3.285
+(`log/_log.py`). Records are built with `model_construct` because the input shape is already
+known and validating every field of 100k samples would dominate ingest time.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel
+
+from evtui.readers.base import ReaderError
+from evtui.records import ResultRecord, RunRecord, SampleRecord, ScoreEditRecord, ScoreRecord, Usage
+
+M = TypeVar("M", bound=BaseModel)
+ATTACHMENT_PROTOCOL = "attachment://"
+# Inspect's edit sentinel: a field an edit did not change.
+UNCHANGED = "UNCHANGED"
+
+
+class FileReplacedError(ReaderError):
+    """The run file was replaced while being read: a running eval flushed. Reading again works."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "the file was replaced while being read (a running eval rewrites its "
+                         "log on every flush); read it again")
+
+
+_FAST_BUILD: dict[type, int] = {}  # model class -> field count, for classes build() may fill directly
+
+
+def build(cls: type[M], fields: dict[str, Any]) -> M:
+    """`cls.model_construct(**fields)` without its per-field Python loop (several times faster).
+
+    Sound only when `fields` names every field (else pydantic fills defaults) and the model has
+    no post-init hook, private attributes or extras; anything else goes through model_construct.
+    """
+    count = _FAST_BUILD.get(cls)
+    if count is None:
+        simple = not (cls.__pydantic_post_init__ or cls.__private_attributes__
+                      or cls.model_config.get("extra") == "allow")
+        count = _FAST_BUILD[cls] = len(cls.__pydantic_fields__) if simple else -1
+    if len(fields) != count:
+        return cls.model_construct(**fields)
+    record = cls.__new__(cls)
+    _set = object.__setattr__
+    _set(record, "__dict__", fields)
+    _set(record, "__pydantic_fields_set__", set(fields))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
+
+
+def loads_json(data: bytes | str) -> Any:
+    """Parse JSON fast, accepting Inspect's NaN/Infinity literals (orjson rejects them)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # json accepts NaN/Infinity/-Infinity; it raises its own error for truly bad input.
+        return json.loads(data)
+
+
+def sample_sort_key(sample_id: Any, epoch: int) -> tuple[int, str]:
+    """Inspect's sample order (`log/_log.py::sort_samples`): epoch, then id (ints zero-padded)."""
+    return (epoch, sample_id if isinstance(sample_id, str) else str(sample_id).zfill(20))
+
+
+# --- run ------------------------------------------------------------------------------------------
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except ValueError:
+        return None
+
+
+def usage_from_model_usage(model_usage: dict[str, Any] | None, **times: float | None) -> Usage:
+    """Sum Inspect's per-model ModelUsage dicts (tokens and total_cost) into one Usage."""
+    totals: dict[str, Any] = {"input_tokens": None, "output_tokens": None, "total_tokens": None, "cost": None}
+    for usage in (model_usage or {}).values():
+        if not isinstance(usage, dict):
+            continue
+        for source, target in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+                               ("total_tokens", "total_tokens"), ("total_cost", "cost")):
+            value = usage.get(source)
+            if value is not None:
+                totals[target] = (totals[target] or 0) + value
+    return build(Usage, dict(**totals, total_time=times.get("total_time"),
+                                 working_time=times.get("working_time")))
+
+
+def _run_usage(stats: dict[str, Any], logged_samples: list[dict[str, Any]] | None,
+               duration: float | None) -> Usage:
+    if stats.get("model_usage") or not logged_samples:
+        return usage_from_model_usage(stats.get("model_usage"), total_time=duration)
+    # No stats yet (running or killed): add up what the flushed samples used.
+    per_sample: dict[str, Any] = {}
+    for index, summary in enumerate(logged_samples):
+        for model, usage in (summary.get("model_usage") or {}).items():
+            per_sample[f"{index}:{model}"] = usage
+    return usage_from_model_usage(per_sample, total_time=duration)
+
+
+def _results(results: dict[str, Any] | None) -> list[ResultRecord]:
+    records: list[ResultRecord] = []
+    for eval_score in (results or {}).get("scores") or []:
+        for key, metric in (eval_score.get("metrics") or {}).items():
+            params = dict(metric.get("params") or {})
+            if metric.get("group"):
+                # grouped()/ci() expand into keys like "math" or "lower"; keep which metric made them.
+                params["group"] = metric["group"]
+            value = metric.get("value")
+            records.append(build(ResultRecord, dict(
+                scorer=eval_score.get("name") or eval_score.get("scorer") or "",
+                reducer=eval_score.get("reducer"),
+                metric=key,
+                value=float(value) if isinstance(value, (int, float)) else None,
+                scored=eval_score.get("scored_samples"),
+                unscored=eval_score.get("unscored_samples"),
+                params=params,
+            )))
+    return records
+
+
+def _config(eval_spec: dict[str, Any], plan: dict[str, Any] | None, results: dict[str, Any] | None) -> dict[str, Any]:
+    eval_config = eval_spec.get("config") or {}
+    config: dict[str, Any] = {
+        "scorers": eval_spec.get("scorers") or [],
+        "epochs": eval_config.get("epochs"),
+        "epochs_reducer": eval_config.get("epochs_reducer"),
+        "plan_steps": [
+            {"solver": step.get("solver"), "params": step.get("params") or {}}
+            for step in (plan or {}).get("steps") or []
+        ],
+        "task_args": eval_spec.get("task_args") or {},
+        "fail_on_error": eval_config.get("fail_on_error"),
+        "score_on_error": eval_config.get("score_on_error"),
+    }
+    if eval_spec.get("metrics") is not None:
+        config["metrics"] = eval_spec["metrics"]
+    if results:
+        # Which scorer each EvalScore came from (dict-valued scores: name = key, scorer = scorer).
+        config["result_scores"] = [
+            {"name": s.get("name"), "scorer": s.get("scorer"), "reducer": s.get("reducer"),
+             "params": s.get("params") or {}}
+            for s in results.get("scores") or []
+        ]
+        if results.get("headline"):
+            config["headline"] = results["headline"]
+    return config
+
+
+def run_record(path: str, fmt: str, header: dict[str, Any], *, default_status: str = "started",
+               logged_samples: list[dict[str, Any]] | None = None) -> RunRecord:
+    """Map an EvalLog header (or a `_journal/start.json` LogStart) to a RunRecord.
+
+    `logged_samples` are the sample summaries known without reading samples; they fill
+    the counts of a run that has no results yet (still running, or killed).
+    """
+    eval_spec = header.get("eval") or {}
+    stats = header.get("stats") or {}
+    results = header.get("results")
+    started = stats.get("started_at") or None
+    completed = stats.get("completed_at") or None
+    dataset = eval_spec.get("dataset") or {}
+    epochs = (eval_spec.get("config") or {}).get("epochs") or 1
+    if results:
+        total, done = results.get("total_samples"), results.get("completed_samples")
+    else:
+        total = dataset.get("samples") * epochs if isinstance(dataset.get("samples"), int) else None
+        done = None if logged_samples is None else sum(1 for s in logged_samples if not s.get("error"))
+    duration = _seconds_between(started, completed)
+    error = header.get("error")
+    metadata = {
+        key: value for key, value in (
+            ("run_id", eval_spec.get("run_id")),
+            ("eval_set_id", eval_spec.get("eval_set_id")),
+            ("task_id", eval_spec.get("task_id")),
+            ("task_version", eval_spec.get("task_version")),
+            ("task_file", eval_spec.get("task_file")),
+            ("dataset", {k: dataset.get(k) for k in ("name", "location", "samples") if k in dataset}),
+            ("tags", header.get("tags") or eval_spec.get("tags")),
+            ("eval_metadata", header.get("metadata") or eval_spec.get("metadata")),
+            ("invalidated", header.get("invalidated") or None),
+            ("log_updates", header.get("log_updates")),
+            ("inspect_version", (eval_spec.get("packages") or {}).get("inspect_ai")),
+        ) if value not in (None, {}, [])
+    }
+    return build(RunRecord, dict(
+        path=path,
+        format=fmt,
+        run_key=eval_spec.get("eval_id"),
+        task=eval_spec.get("task"),
+        model=eval_spec.get("model"),
+        status=header.get("status") or default_status,
+        created=eval_spec.get("created"),
+        started_at=started,
+        completed_at=completed,
+        duration=duration,
+        total_samples=total,
+        completed_samples=done,
+        usage=_run_usage(stats, logged_samples, duration),
+        results=_results(results),
+        config=_config(eval_spec, header.get("plan"), results),
+        metadata=metadata,
+        error=error.get("message") if isinstance(error, dict) else None,
+    ))
+
+
+# --- samples -------------------------------------------------------------------------------------
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """ChatMessage.text: the str content, or its text parts joined by newlines."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content
+                         if isinstance(part, dict) and part.get("type") == "text")
+    return ""
+
+
+def input_text(sample_input: Any) -> str:
+    if isinstance(sample_input, str):
+        return sample_input
+    if isinstance(sample_input, list):
+        for message in reversed(sample_input):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return message_text(message)
+    return ""
+
+
+def _edit_field(value: Any) -> Any:
+    return None if value == UNCHANGED else value
+
+
+def _history(history: list[dict[str, Any]] | None) -> list[ScoreEditRecord]:
+    # None in an edit means "unchanged by this edit" (Inspect's UNCHANGED sentinel).
+    records = []
+    for edit in history or []:
+        provenance = edit.get("provenance") or {}
+        metadata = _edit_field(edit.get("metadata"))
+        records.append(build(ScoreEditRecord, dict(
+            value=_edit_field(edit.get("value")),
+            answer=_edit_field(edit.get("answer")),
+            explanation=_edit_field(edit.get("explanation")),
+            reason=_edit_field(edit.get("reason")),
+            metadata=metadata if isinstance(metadata, dict) else None,
+            author=provenance.get("author"),
+            edit_reason=provenance.get("reason"),
+            timestamp=provenance.get("timestamp"),
+        )))
+    return records
+
+
+def score_record(name: str, score: dict[str, Any]) -> ScoreRecord:
+    metadata = score.get("metadata") or {}
+    reason = score.get("reason")
+    if reason is None and isinstance(metadata.get("unscored_reason"), str):
+        reason = metadata["unscored_reason"]  # legacy shim, as Inspect applies it on load
+    return build(ScoreRecord, dict(
+        scorer=name,
+        value=score.get("value"),
+        answer=score.get("answer"),
+        explanation=score.get("explanation"),
+        reason=reason,
+        metadata=metadata,
+        history=_history(score.get("history")),
+        source="log",
+    ))
+
+
+def _as_str(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def sample_record(sample: dict[str, Any], detail_ref: str | None) -> SampleRecord:
+    """Map an EvalSample (or EvalSampleSummary) dict to a SampleRecord."""
+    target = sample.get("target")
+    if target is None:
+        target_list: list[str] = []
+    elif isinstance(target, list):
+        target_list = [_as_str(t) for t in target]
+    else:
+        target_list = [_as_str(target)]
+    output = sample.get("output")
+    error = sample.get("error")
+    limit = sample.get("limit")
+    sample_input = sample.get("input")
+    return build(SampleRecord, dict(
+        sample_id=str(sample.get("id")),
+        epoch=sample.get("epoch") or 1,
+        input_text=input_text(sample_input),
+        input=sample_input,
+        target=target_list,
+        choices=sample.get("choices"),
+        output_text=(output.get("completion") or "") if isinstance(output, dict) else "",
+        messages=sample.get("messages") or [],
+        metadata=sample.get("metadata") or {},
+        usage=usage_from_model_usage(sample.get("model_usage"), total_time=sample.get("total_time"),
+                                     working_time=sample.get("working_time")),
+        # Full samples hold EvalError dicts and EvalSampleLimit dicts; summaries hold plain strings.
+        error=(error.get("message") if isinstance(error, dict) else error) or None,
+        limit=(limit.get("type") if isinstance(limit, dict) else limit) or None,
+        completed=sample.get("completed", True),
+        scores=[score_record(name, score) for name, score in (sample.get("scores") or {}).items()
+                if isinstance(score, dict)],
+        detail_ref=detail_ref,
+    ))
+
+
+# --- sample detail ----------------------------------------------------------------------------
+
+
+def _resolve_attachments(value: Any, attachments: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        if value.startswith(ATTACHMENT_PROTOCOL):
+            return attachments.get(value[len(ATTACHMENT_PROTOCOL):], value)
+        if value.startswith("tc://"):  # Inspect's earlier name for the same protocol
+            return attachments.get(value[len("tc://"):], value)
+        return value
+    if isinstance(value, list):
+        return [_resolve_attachments(item, attachments) for item in value]
+    if isinstance(value, dict):
+        return {key: _resolve_attachments(item, attachments) for key, item in value.items()}
+    return value
+
+
+def _expand_refs(refs: list[list[int]], pool: list[Any]) -> list[Any]:
+    expanded: list[Any] = []
+    for start, end in refs:
+        expanded.extend(pool[start:end])
+    return expanded
+
+
+def expand_sample_detail(sample: dict[str, Any]) -> dict[str, Any]:
+    """The full sample with condensed events expanded, as Inspect does on read.
+
+    `events[*].input_refs` come back from `events_data.messages`, `call.call_refs` from
+    `events_data.calls`, and every `attachment://<hash>` string from `attachments`.
+    """
+    events_data = sample.pop("events_data", None) or {}
+    message_pool = events_data.get("messages") or []
+    call_pool = events_data.get("calls") or []
+    for event in sample.get("events") or []:
+        if event.get("event") != "model":
+            continue
+        refs = event.pop("input_refs", None)
+        if refs is not None:
+            event["input"] = _expand_refs(refs, message_pool)
+        call = event.get("call")
+        if isinstance(call, dict) and call.get("call_refs") is not None:
+            request = dict(call.get("request") or {})
+            request[call.get("call_key") or "messages"] = _expand_refs(call.pop("call_refs"), call_pool)
+            call.pop("call_key", None)
+            call["request"] = request
+    attachments = sample.pop("attachments", None) or {}
+    if attachments:
+        sample = _resolve_attachments(sample, attachments)
+    sample["attachments"] = {}
+    return sample
+

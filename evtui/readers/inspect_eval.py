@@ -1,0 +1,247 @@
+"""Reader for Inspect AI `.eval` logs (a zip archive of JSON members, usually zstd-compressed).
+
+The archive is opened once and read member by member from that one file handle: Inspect
+replaces the whole file atomically on every flush, so an open handle keeps seeing one
+consistent version; a replacement is detected when the read ends (stat of the path vs the
+handle). `zipfile` only parses the central directory here — it cannot decompress zstd
+(method 93) before Python 3.14, so members are decompressed with `zstandard` directly.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import zstandard
+
+from evtui.readers.base import ReaderError, RunRead
+from evtui.readers.inspect_common import (
+    FileReplacedError,
+    expand_sample_detail,
+    loads_json,
+    run_record,
+    sample_record,
+    sample_sort_key,
+)
+from evtui.records import SampleRecord
+
+FORMAT = "inspect_eval"
+ZIP_MAGIC = b"PK\x03\x04"
+HEADER = "header.json"
+START = "_journal/start.json"
+SUMMARIES = "summaries.json"
+JOURNAL_SUMMARIES = "_journal/summaries/"
+SAMPLES = "samples/"
+_INSPECT_MEMBERS = (START, HEADER, SUMMARIES, "reductions.json", SAMPLES, "_journal/")
+
+_STORED, _DEFLATED, _ZSTD = 0, 8, 93
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """True if the file is an Inspect `.eval` archive (zip whose members are Inspect's)."""
+    if not head.startswith(ZIP_MAGIC):
+        return False
+    if len(head) >= _LOCAL_HEADER.size:
+        name_length = _LOCAL_HEADER.unpack_from(head)[10]
+        first_name = head[_LOCAL_HEADER.size:_LOCAL_HEADER.size + name_length].decode("utf-8", "replace")
+        if first_name.startswith(_INSPECT_MEMBERS):
+            return True
+    try:  # some other writer ordered the members differently: ask the central directory
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return False
+    return HEADER in names or START in names
+
+
+class _Archive:
+    """An open `.eval` file: members indexed by name (a repeated name: the last entry wins)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = str(path)
+        try:
+            self.file: BinaryIO = open(path, "rb")
+        except OSError as exc:
+            raise ReaderError(self.name, f"cannot open: {exc.strerror or exc}") from exc
+        try:
+            self.stat = os.fstat(self.file.fileno())
+            if self.stat.st_size == 0:
+                raise ReaderError(self.name, "empty file (an Inspect .eval log is a zip archive)")
+            try:
+                directory = zipfile.ZipFile(self.file)
+            except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+                raise ReaderError(self.name, f"not a readable zip archive (truncated or corrupt?): {exc}") from exc
+            self.members = {info.filename: info for info in directory.infolist()}
+        except BaseException:
+            self.file.close()
+            raise
+        self._zstd = zstandard.ZstdDecompressor()
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> _Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def raw(self, name: str) -> bytes:
+        """The decompressed bytes of one member."""
+        info = self.members.get(name)
+        if info is None:
+            raise ReaderError(self.name, "member missing from the archive", where=name)
+        self.file.seek(info.header_offset)
+        local = self.file.read(_LOCAL_HEADER.size)
+        if len(local) < _LOCAL_HEADER.size or not local.startswith(ZIP_MAGIC):
+            raise ReaderError(self.name, "bad local file header (truncated or corrupt archive)", where=name)
+        fields = _LOCAL_HEADER.unpack(local)
+        self.file.seek(fields[10] + fields[11], os.SEEK_CUR)  # skip file name and extra field
+        data = self.file.read(info.compress_size)
+        if len(data) < info.compress_size:
+            raise ReaderError(self.name, "member data is truncated", where=name)
+        content = self._decompress(info, data)
+        if len(content) != info.file_size or zlib.crc32(content) != info.CRC:
+            raise ReaderError(self.name, "member data is corrupt (size or CRC mismatch)", where=name)
+        return content
+
+    def _decompress(self, info: zipfile.ZipInfo, data: bytes) -> bytes:
+        method = info.compress_type
+        try:
+            if method == _ZSTD:
+                if not info.file_size:
+                    return b""
+                if not data.startswith(_ZSTD_MAGIC):
+                    raise zstandard.ZstdError("data does not start with a zstd frame")
+                content = self._zstd.decompress(data, max_output_size=info.file_size)
+                if len(content) < info.file_size:
+                    # Large members are written as several frames; decompress() stops after one.
+                    content = self._zstd.decompressobj(read_across_frames=True).decompress(data)
+                return content
+            if method == _DEFLATED:
+                return zlib.decompress(data, -15)
+            if method == _STORED:
+                return data
+        except (zstandard.ZstdError, zlib.error) as exc:
+            raise ReaderError(self.name, f"cannot decompress member: {exc}", where=info.filename) from exc
+        raise ReaderError(self.name, f"unsupported zip compression method {method} "
+                          "(expected zstd 93, deflate 8 or stored 0)", where=info.filename)
+
+    def json(self, name: str) -> Any:
+        data = self.raw(name)
+        try:
+            return loads_json(data)
+        except ValueError as exc:
+            raise ReaderError(self.name, f"member is not valid JSON: {exc}", where=name) from exc
+
+    def json_object(self, name: str) -> dict[str, Any]:
+        value = self.json(name)
+        if not isinstance(value, dict):
+            raise ReaderError(self.name, f"expected a JSON object, found {type(value).__name__}", where=name)
+        return value
+
+    def check_unchanged(self) -> None:
+        """Raise if the path now names a different file than the one read (Inspect flushed)."""
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return  # deleted after reading: what was read is still one consistent version
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (self.stat.st_ino, self.stat.st_size, self.stat.st_mtime_ns):
+            raise FileReplacedError(self.name)
+
+
+def _journal_summaries(archive: _Archive) -> list[dict[str, Any]]:
+    """Summaries of flushed samples: summaries.json, else the journal in flush order (last wins)."""
+    if SUMMARIES in archive.members:
+        names = [SUMMARIES]
+    else:
+        numbered = []
+        for name in archive.members:
+            if name.startswith(JOURNAL_SUMMARIES) and name.endswith(".json"):
+                stem = name[len(JOURNAL_SUMMARIES):-len(".json")]
+                if stem.isdigit():
+                    numbered.append((int(stem), name))
+        names = [name for _, name in sorted(numbered)]
+    by_key: dict[tuple[str, int], dict[str, Any]] = {}
+    for name in names:
+        summaries = archive.json(name)
+        if not isinstance(summaries, list):
+            raise ReaderError(archive.name, "expected a JSON list of sample summaries", where=name)
+        for summary in summaries:
+            if isinstance(summary, dict):
+                by_key[(str(summary.get("id")), summary.get("epoch") or 1)] = summary
+    return list(by_key.values())
+
+
+def _read_header(archive: _Archive) -> tuple[dict[str, Any], str]:
+    if HEADER in archive.members:
+        return archive.json_object(HEADER), "success"
+    if START in archive.members:
+        # Running or killed: no header.json yet, so no results and no stats.
+        return archive.json_object(START), "started"
+    raise ReaderError(archive.name, f"not an Inspect log: neither {HEADER} nor {START} in the archive")
+
+
+def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
+    """Sample member names in Inspect's order: epoch, then id (int ids zero-padded)."""
+    dataset_ids = ((header.get("eval") or {}).get("dataset") or {}).get("sample_ids") or []
+    int_ids = {str(i) for i in dataset_ids if isinstance(i, int)}
+    keyed = []
+    for name in archive.members:
+        if not (name.startswith(SAMPLES) and name.endswith(".json")):
+            continue
+        sample_id, sep, epoch = name[len(SAMPLES):-len(".json")].rpartition("_epoch_")
+        if not sep or not epoch.isdigit():
+            continue
+        # The member name loses the id's type; the dataset's id list (or the digits) restores it.
+        typed: Any = int(sample_id) if (sample_id in int_ids or (not int_ids and sample_id.isdigit())) else sample_id
+        keyed.append((sample_sort_key(typed, int(epoch)), name))
+    keyed.sort()
+    return [name for _, name in keyed]
+
+
+def _iter_samples(archive: _Archive, members: list[str]) -> Iterator[SampleRecord]:
+    try:
+        for name in members:
+            sample = archive.json_object(name)
+            yield sample_record(sample, detail_ref=name)
+        archive.check_unchanged()
+    finally:
+        archive.close()
+
+
+def read(path: Path) -> RunRead:
+    """Read an Inspect `.eval` log: the run now, its samples lazily in Inspect's order."""
+    path = Path(path)
+    archive = _Archive(path)
+    try:
+        header, default_status = _read_header(archive)
+        logged = _journal_summaries(archive) if default_status == "started" else None
+        run = run_record(str(path), FORMAT, header, default_status=default_status, logged_samples=logged)
+        members = _sample_members(archive, header)
+        archive.check_unchanged()
+    except BaseException:
+        archive.close()
+        raise
+    return RunRead(run=run, samples=_iter_samples(archive, members))
+
+
+def read_summaries(path: Path) -> list[SampleRecord]:
+    """Sample summaries only (thinned text, no messages): a quick look without reading samples."""
+    with _Archive(Path(path)) as archive:
+        return [sample_record(s, detail_ref=f"{SAMPLES}{s.get('id')}_epoch_{s.get('epoch') or 1}.json")
+                for s in _journal_summaries(archive)]
+
+
+def load_sample_detail(path: Path, detail_ref: str) -> dict[str, Any]:
+    """The full EvalSample stored in member `detail_ref`, with condensed events expanded."""
+    with _Archive(Path(path)) as archive:
+        return expand_sample_detail(archive.json_object(detail_ref))
