@@ -101,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         owner._enter()
         try:
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
                 return self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             if fault is not None:
                 return self._serve_fault(fault, body, prompt)

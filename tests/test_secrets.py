@@ -98,3 +98,27 @@ async def test_errors_and_reprs_do_not_show_the_key(secret_key):
     }
     assert "bad key ***" in shown["str(error)"]
     assert_nowhere(secret_key, shown)
+
+
+async def test_credentials_in_the_base_url_are_used_but_never_shown_or_stored(secret_key, tmp_path):
+    from evtui.grading.cache import IndexCache
+    from evtui.store import grader_cache
+
+    with GraderServer() as server:
+        server.inject("400", times=1, message="nope")
+        plain_url = server.base_url
+        host = plain_url.removeprefix("http://")
+        base_url = f"http://judge:pw-{secret_key}@{host}?api-key={secret_key}"
+        settings = GraderSettings(base_url=base_url, model="judge", backoff_base=0)
+        async with GradingSession(settings, cache=IndexCache(tmp_path / "index.db")) as session:
+            endpoint = session.endpoint()
+            with pytest.raises(GraderError) as caught:
+                await session.chat(endpoint, [{"role": "user", "content": "first"}])
+            reply = await session.chat(endpoint, [{"role": "user", "content": "second"}])
+        assert server.requests[-1].path == f"/v1/chat/completions?api-key={secret_key}"
+    assert "GRADE" in reply.text
+    db = connect(tmp_path / "index.db")
+    [row] = [grader_cache.fetch(db, key) for (key,) in db.execute("SELECT key FROM grader_cache").fetchall()]
+    db.conn.close()
+    assert row.base_url == plain_url
+    assert_nowhere(secret_key, {"error": str(caught.value), "endpoint": repr(endpoint), **every_file(tmp_path)})

@@ -32,7 +32,7 @@ import orjson
 
 from evtui.grading.cache import CachedReply, GraderCache, MemoryCache, cache_key
 from evtui.grading.retry import RETRYABLE_ERRORS, RETRYABLE_STATUS, backoff_delay, retry_after_seconds
-from evtui.grading.settings import Endpoint, GraderSettings, Secret, redact
+from evtui.grading.settings import Endpoint, GraderSettings, Secret, redact, shown_url
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class SessionStats:
 
 
 class GradingSession:
-    """One shared HTTP client, bounded concurrency, retries and a cache, for one job."""
+    """Keep-alive HTTP lanes, bounded concurrency, retries and a cache, for one job."""
 
     def __init__(self, settings: GraderSettings | None = None, *, cache: GraderCache | None = None) -> None:
         self.settings = settings or GraderSettings()
@@ -169,7 +169,7 @@ class GradingSession:
             _int_or_none(usage.get("completion_tokens")), seconds, False, response,
         )
         await self.cache.put(
-            key, base_url=endpoint.base_url, model=endpoint.model, body=body,
+            key, base_url=shown_url(endpoint.base_url), model=endpoint.model, body=body,
             reply=CachedReply(response, reply.input_tokens, reply.output_tokens, seconds),
         )
         self.stats.replies += 1
@@ -178,6 +178,7 @@ class GradingSession:
     async def _post_with_retries(self, endpoint: Endpoint, body: dict[str, Any]) -> dict[str, Any]:
         settings = self.settings
         secrets = [endpoint.api_key]
+        where = shown_url(endpoint.base_url)
         headers = {"Content-Type": "application/json", **settings.extra_headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
@@ -200,7 +201,7 @@ class GradingSession:
                 self._free_lanes.put_nowait(lane)
             if response is not None:
                 status = response.status_code
-                if status == 200:
+                if 200 <= status < 300:
                     parsed, problem = _parse_reply(response)
                     if parsed is not None:
                         return parsed
@@ -208,11 +209,11 @@ class GradingSession:
                     if invalid > settings.max_invalid_replies:
                         raise GraderError(
                             "invalid_reply",
-                            redact(f"grader at {endpoint.base_url} sent no usable reply after {attempts} "
+                            redact(f"grader at {where} sent no usable reply after {attempts} "
                                    f"attempts: {problem}", secrets),
                             status=status, attempts=attempts,
                         )
-                    logger.warning("grader reply unusable (%s); asking again", problem)
+                    logger.warning("grader reply unusable (%s); asking again", redact(problem, secrets))
                     await self._sleep(backoff_delay(invalid - 1, settings.backoff_base, settings.backoff_max))
                     continue
                 message = redact(_server_message(response), secrets)
@@ -222,14 +223,14 @@ class GradingSession:
                 else:
                     raise GraderError(
                         "bad_request",
-                        f"grader at {endpoint.base_url} rejected the request (HTTP {status}): {message}",
+                        f"grader at {where} rejected the request (HTTP {status}): {message}",
                         status=status, attempts=attempts,
                     )
             problem = redact(problem, secrets)
             if failures >= settings.max_retries:
                 raise GraderError(
                     "exhausted",
-                    f"grader at {endpoint.base_url} failed after {attempts} attempts; last error: {problem}",
+                    f"grader at {where} failed after {attempts} attempts; last error: {problem}",
                     status=response.status_code if response is not None else None, attempts=attempts,
                 )
             delay = (

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 16
@@ -82,6 +83,15 @@ def redact(text: str, secrets: list[Secret | None], *, piece: int = 8) -> str:
     return text
 
 
+def shown_url(url: str) -> str:
+    """`url` fit to show or store: user:password@ and the query string (often a key) removed."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 @dataclass(frozen=True)
 class GraderSettings:
     """Job-wide grader settings; the CLI fills them from `--grader-url/--grader-model/--concurrency`.
@@ -120,7 +130,13 @@ class Endpoint:
 
     @property
     def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
+        parts = urlsplit(self.base_url)  # keep a query (some gateways take ?api-version=...)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+
+    def __repr__(self) -> str:
+        return f"Endpoint(base_url={shown_url(self.base_url)!r}, model={self.model!r}, api_key={self.api_key!r})"
+
+    __str__ = __repr__
 
 
 def resolve_endpoint(
