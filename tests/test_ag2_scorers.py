@@ -12,7 +12,7 @@ from evtui.scoring.ag2 import Scorer, aggregate_feedback, feedback_to_score, sco
 from evtui.scoring.engine import run_job
 from evtui.scoring.engine_config import ScoringJobConfig
 from evtui.scoring.registry import info
-from evtui.store import jobs
+from evtui.store import jobs, jobs_export
 from evtui.store.ingest import ingest_paths
 from evtui.store.schema import connect
 
@@ -180,7 +180,7 @@ def test_usage_summary_without_registering_anything(tmp_path):
     source = DATA / "ag2" / "weather-schema-02.json"
     recorded = json.loads(source.read_text())
     db_path, run_id = _index(tmp_path, source)
-    summary = jobs.usage_summary(connect(db_path), run_id)
+    summary = jobs_export.usage_summary(connect(db_path), run_id)
     assert summary["tokens"]["total"] == recorded["aggregates"]["tokens"]["total"]
     per_task = [t["tokens"]["input"] + t["tokens"]["output"] for t in recorded["tasks"]]
     assert summary["tokens"]["mean"] == pytest.approx(np.mean(per_task))

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"no such file or directory: {', '.join(missing)}")
     db_path = Path(args.db) if args.db else default_index_path(paths[0].resolve())
 
-    from evtui.store import jobs
+    from evtui.store import jobs, jobs_export
     from evtui.store.ingest import ingest_paths
     from evtui.store.schema import connect
 
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                 close = difflib.get_close_matches(args.scorer, known, n=5, cutoff=0.5)
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
                 return _fail(f"no scores from scorer {args.scorer!r} in these runs.{hint} Scorers: {', '.join(known) or 'none'}")
-        rows = jobs.iter_export_rows(db, run_ids, scorer=args.scorer)
+        rows = jobs_export.iter_export_rows(db, run_ids, scorer=args.scorer)
         target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
         try:
             with target as out:

@@ -100,11 +100,12 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
     reducers = [build("reducer", spec) for spec in config.reducers] if config.reducers is not None else None
     metrics = [build("metric", spec) for spec in config.metrics] if config.metrics is not None else None
     units: list[ScorerUnit] = []
+    plan = RunPlan(run, units, reducers, metrics, recorded=not config.scorers, score_columns=recorded_names)
+    _check_epochs(plan)
     if config.scorers:
         for spec in config.scorers:
             units.append(_unit(build("scorer", spec), spec, [u.name for u in units]))
-        return RunPlan(run, units, reducers, metrics, score_columns=recorded_names)
-    plan = RunPlan(run, units, reducers, metrics, recorded=True, score_columns=recorded_names)
+        return plan
     recorded_config = run["config"].get("scorers") or []
     if recorded_config and str(run.get("format", "")).startswith("inspect"):
         names: list[str] = []  # every recorded scorer takes its Inspect name, re-run or not
@@ -139,6 +140,20 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
             continue
         units.append(_unit(made, spec, [u.name for u in units]))
     return plan
+
+
+def _check_epochs(plan: RunPlan) -> None:
+    """Note reducers that need more epochs than the run has (Inspect refuses them; here they give NaN)."""
+    from evtui.scoring.reducers import validate_reducer
+
+    epochs = int(plan.run.get("epochs") or 0)
+    if not epochs:
+        return
+    for reducer in plan.reducers or []:
+        try:
+            validate_reducer(epochs, reducer)
+        except ValueError as error:
+            plan.notes.append(f"{error}: its results are NaN")
 
 
 def _short(error: Exception) -> str:
