@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import ssl
 import contextvars
 import logging
 import time
@@ -31,6 +29,7 @@ import httpx
 import orjson
 
 from evtui.grading.cache import CachedReply, GraderCache, MemoryCache, cache_key
+from evtui.grading.lanes import Lane
 from evtui.grading.retry import RETRYABLE_ERRORS, RETRYABLE_STATUS, backoff_delay, retry_after_seconds
 from evtui.grading.settings import Endpoint, GraderSettings, Secret, redact, shown_url
 
@@ -78,12 +77,10 @@ class GradingSession:
         self.cache: GraderCache = cache if cache is not None else MemoryCache()
         self.stats = SessionStats()
         self._limit = self.settings.resolved_concurrency()
-        # One keep-alive client per concurrency slot ("lane"), made on first use. A single
-        # AsyncClient shared by every slot scans its whole connection pool on each request
-        # (httpcore), which measured 6.4 ms CPU per request at 32 connections against 1.6 ms
-        # for lanes; a lane carries one request at a time, so lanes also bound concurrency.
-        self._lanes: list[httpx.AsyncClient] = []
-        self._free_lanes: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+        # One keep-alive lane per concurrency slot, made on first use (see lanes.py); a lane
+        # carries one request at a time, so the lanes also bound the requests in flight.
+        self._lanes: list[Lane] = []
+        self._free_lanes: asyncio.Queue[Lane] = asyncio.Queue()
         self._in_flight: dict[str, asyncio.Future[GraderReply]] = {}
         self._sleep = asyncio.sleep  # tests swap in a recorder to check waits without waiting
 
@@ -99,16 +96,9 @@ class GradingSession:
         self._lanes.clear()
         await self.cache.close()
 
-    def _new_lane(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            timeout=httpx.Timeout(self.settings.timeout),
-            limits=httpx.Limits(max_connections=_LANE_CONNECTIONS, max_keepalive_connections=_LANE_CONNECTIONS),
-            verify=_ssl_context(),
-        )
-
-    async def _acquire_lane(self) -> httpx.AsyncClient:
+    async def _acquire_lane(self) -> Lane:
         if self._free_lanes.empty() and len(self._lanes) < self._limit:
-            lane = self._new_lane()
+            lane = Lane(self.settings.timeout)
             self._lanes.append(lane)
             return lane
         return await self._free_lanes.get()
@@ -193,7 +183,7 @@ class GradingSession:
             lane = await self._acquire_lane()
             try:
                 self.stats.requests_sent += 1
-                response = await lane.send(lane.build_request("POST", url, content=payload, headers=headers))
+                response = await lane.post(url, payload, headers)
             except RETRYABLE_ERRORS as error:
                 problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
                 response = None
@@ -241,16 +231,6 @@ class GradingSession:
             failures += 1
             logger.info("grader request failed (%s); retry %d in %.2fs", problem, failures, delay)
             await self._sleep(delay)
-
-
-# Idle keep-alive connections a lane may hold (to several grader hosts in a panel).
-_LANE_CONNECTIONS = 4
-
-
-@functools.lru_cache(maxsize=1)
-def _ssl_context() -> ssl.SSLContext:
-    """One certificate store for every lane (loading it costs ~0.2 s)."""
-    return httpx.create_ssl_context()
 
 
 def _parse_reply(response: httpx.Response) -> tuple[dict[str, Any] | None, str]:
