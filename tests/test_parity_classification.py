@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from inspect_ai.scorer import Target as InspectTarget
 from inspect_ai.scorer import exact as inspect_exact
 from inspect_ai.scorer import f1 as inspect_f1
 from inspect_ai.scorer._classification import _normalize as inspect_normalize
@@ -14,7 +13,7 @@ from evtui.scoring.scorers.classification import exact, f1
 from evtui.scoring.text import normalize_text
 from evtui.scoring.values import Target
 from parity_cases.completions import NUMERIC_COMPLETIONS, TEXT_COMPLETIONS
-from parity_cases.harness import evtui_state, fields, inspect_state
+from parity_cases.harness import compare_scorers, evtui_state
 
 F1_COMPLETIONS = TEXT_COMPLETIONS + NUMERIC_COMPLETIONS + [
     "The Eiffel Tower is in Paris, France.",
@@ -66,34 +65,21 @@ def test_normalisation_agrees_with_inspect():
             assert normalize_text(text, stop_words) == inspect_normalize(text, stop_words), (text, stop_words)
 
 
-async def _differences(pairs, completions, target_lists) -> list[str]:
-    differences = []
-    for completion in completions:
-        theirs_state, ours_state = inspect_state(completion), evtui_state(completion)
-        for targets in target_lists:
-            for label, theirs_scorer, ours_scorer in pairs:
-                theirs = await theirs_scorer(theirs_state, InspectTarget(list(targets)))
-                ours = await ours_scorer(ours_state, Target(list(targets)))
-                if fields(theirs) != fields(ours):
-                    differences.append(f"{label} {completion!r} {targets!r}: {fields(theirs)} != {fields(ours)}")
-    return differences
-
-
 def _last_line(text: str) -> str:
     return text.strip().splitlines()[-1] if text.strip() else ""
 
 
 async def test_f1_parity_with_stop_words_and_answer_fn():
     pairs = [("default", inspect_f1(), f1()), ("answer_fn", inspect_f1(answer_fn=_last_line), f1(answer_fn=_last_line))]
-    differences = await _differences(pairs, F1_COMPLETIONS + _random_sentences(150, seed=5), F1_TARGETS)
+    differences, _ = await compare_scorers(pairs, F1_COMPLETIONS + _random_sentences(150, seed=5), F1_TARGETS)
     stop_word_pairs = [(f"stop_words={sw}", inspect_f1(stop_words=sw), f1(stop_words=sw)) for sw in STOP_WORDS[1:]]
-    differences += await _differences(stop_word_pairs, F1_COMPLETIONS[::3] + _random_sentences(30, seed=8), F1_TARGETS)
+    differences += (await compare_scorers(stop_word_pairs, F1_COMPLETIONS[::3] + _random_sentences(30, seed=8), F1_TARGETS))[0]
     assert differences[:10] == []
 
 
 async def test_exact_parity():
     pairs = [("exact", inspect_exact(), exact())]
-    differences = await _differences(pairs, F1_COMPLETIONS + _random_sentences(150, seed=6), F1_TARGETS)
+    differences, _ = await compare_scorers(pairs, F1_COMPLETIONS + _random_sentences(150, seed=6), F1_TARGETS)
     assert differences[:10] == []
 
 

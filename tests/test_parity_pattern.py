@@ -5,28 +5,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from inspect_ai.scorer import Target as InspectTarget
 from inspect_ai.scorer import answer as inspect_answer
 from inspect_ai.scorer import pattern as inspect_pattern
 
 from evtui.scoring.scorers.pattern import answer, pattern
 from evtui.scoring.values import Target
 from parity_cases.answers import ANSWER_COMPLETIONS, ANSWER_TARGETS, PATTERNS, random_multiple_choice_replies
-from parity_cases.harness import evtui_state, fields, inspect_state
-
-
-async def _differences(pairs, completions, target_lists) -> tuple[list[str], int]:
-    differences, correct = [], 0
-    for completion in completions:
-        theirs_state, ours_state = inspect_state(completion), evtui_state(completion)
-        for targets in target_lists:
-            for label, theirs_scorer, ours_scorer in pairs:
-                theirs = await theirs_scorer(theirs_state, InspectTarget(list(targets)))
-                ours = await ours_scorer(ours_state, Target(list(targets)))
-                correct += ours.value == "C"
-                if fields(theirs) != fields(ours):
-                    differences.append(f"{label} {completion!r} {targets!r}: {fields(theirs)} != {fields(ours)}")
-    return differences, correct
+from parity_cases.harness import compare_scorers, evtui_state
 
 
 async def test_pattern_parity_groups_case_and_match_all():
@@ -34,7 +19,7 @@ async def test_pattern_parity_groups_case_and_match_all():
         (f"{regex} ignore_case={case} match_all={all_}", inspect_pattern(regex, case, all_), pattern(regex, case, all_))
         for regex, case, all_ in itertools.product(PATTERNS, [True, False], [True, False])
     ]
-    differences, correct = await _differences(pairs, ANSWER_COMPLETIONS, ANSWER_TARGETS)
+    differences, correct = await compare_scorers(pairs, ANSWER_COMPLETIONS, ANSWER_TARGETS)
     assert differences[:10] == []
     assert correct > 500
 
@@ -43,7 +28,7 @@ async def test_pattern_parity_groups_case_and_match_all():
 async def test_answer_parity(kind):
     pairs = [(kind, inspect_answer(kind), answer(kind))]
     completions = ANSWER_COMPLETIONS + random_multiple_choice_replies(600, seed=7)
-    differences, correct = await _differences(pairs, completions, ANSWER_TARGETS)
+    differences, correct = await compare_scorers(pairs, completions, ANSWER_TARGETS)
     assert differences[:10] == []
     assert correct > 20
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import ModelName, ModelOutput
@@ -49,29 +48,24 @@ def fields(score: Any) -> tuple:
     return (value, type(value).__name__, score.answer, score.explanation, score.reason, score.metadata)
 
 
-async def _outcome(coro_factory: Callable[[], Any]) -> Any:
-    try:
-        return await coro_factory()
-    except ValueError as error:
-        return error
+async def compare_scorers(
+    pairs: Sequence[tuple[str, Any, Any]],
+    completions: Sequence[str],
+    target_lists: Sequence[Sequence[str]],
+) -> tuple[list[str], int]:
+    """Score every completion x targets with each (label, inspect scorer, evtui scorer) pair.
 
-
-async def compare(
-    inspect_scorer: Any,
-    evtui_scorer: Any,
-    cases: Sequence[tuple[str, Sequence[str]]],
-) -> list[str]:
-    """Differences (one line each) between the two scorers over (completion, targets) cases."""
-    differences = []
-    for completion, targets in cases:
-        theirs = await _outcome(
-            lambda: inspect_scorer(inspect_state(completion, target=targets), InspectTarget(list(targets)))
-        )
-        ours = await _outcome(lambda: evtui_scorer(evtui_state(completion), Target(list(targets))))
-        if fields(theirs) != fields(ours):
-            differences.append(f"{completion!r} vs {list(targets)!r}: inspect {fields(theirs)} evtui {fields(ours)}")
-    return differences
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
+    Returns one line per difference, and how many evtui scores were C (to show a case list
+    reaches the matching branch, not only misses).
+    """
+    differences, correct = [], 0
+    for completion in completions:
+        theirs_state, ours_state = inspect_state(completion), evtui_state(completion)
+        for targets in target_lists:
+            for label, theirs_scorer, ours_scorer in pairs:
+                theirs = await theirs_scorer(theirs_state, InspectTarget(list(targets)))
+                ours = await ours_scorer(ours_state, Target(list(targets)))
+                correct += ours.value == "C"
+                if fields(theirs) != fields(ours):
+                    differences.append(f"{label} {completion!r} {list(targets)!r}: {fields(theirs)} != {fields(ours)}")
+    return differences, correct
