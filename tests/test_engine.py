@@ -230,3 +230,26 @@ def test_subset_config_is_validated():
         SampleSubset(kind="filter")
     with pytest.raises(ValueError, match="needs n"):
         SampleSubset(kind="random")
+
+
+def test_evsys_rewards_are_re_aggregated_with_evsys_metrics(tmp_path):
+    """EvSys rollouts have no scorer to re-run: their recorded rewards go through the given metrics."""
+    runs = tmp_path / "evsys"
+    shutil.copytree(DATA.parent / "evsys", runs)
+    db_path = tmp_path / "index.db"
+    assert not ingest_paths(db_path, [runs]).failures
+    db = connect(db_path)
+    run_ids = jobs.run_ids_under(db, [runs])
+    metrics = ["mean_reward", "pass_rate", "pass@1", "pass@3", "pass^3"]
+    result = run_job(db_path, ScoringJobConfig(metrics=metrics), run_ids)
+    compared = 0
+    for run in result.runs:
+        recorded = {r.metric: r.value for r in jobs.results_for(db, run.run_id, 0)}
+        mine = {r.metric.removeprefix("evsys:"): r.value for r in run.results}
+        assert set(mine) == set(metrics)
+        for name, value in recorded.items():
+            if name in mine:
+                assert mine[name] == pytest.approx(value, abs=1e-12), (run.path, name)
+                compared += 1
+        assert any("re-aggregated" in note for note in run.notes)
+    assert compared >= 20

@@ -164,6 +164,7 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
                     break
                 # Reading 100k scores back costs more than keeping them: only a resumed run reads.
                 rows = _rows_from_memory(kept) if kept is not None else jobs.job_scores(db, run_id, job_id)
+                rows += jobs.recorded_scores(db, run_id, plan.aggregate_recorded)
                 results = run_results_for(plan, rows)
                 jobs.replace_results(db, run_id, job_id, results)
                 outcomes.append(RunOutcome(run_id, plan.run["path"], results, list(plan.notes)))

@@ -74,6 +74,9 @@ class RunPlan:
     metrics: list[Any] | None  # made metrics overriding every scorer's
     recorded: bool = False  # re-scoring with what the run recorded
     notes: list[str] = field(default_factory=list)
+    # Recorded scores that cannot be re-run but are re-aggregated with the job's reducers/metrics
+    # (e.g. EvSys rewards with `--metric evsys:pass@3`).
+    aggregate_recorded: list[str] = field(default_factory=list)
     score_columns: list[str] = field(default_factory=list)
 
 
@@ -122,7 +125,7 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
             try:
                 made = build("scorer", call)
             except SpecError as error:
-                plan.notes.append(f"recorded scorer {names[-1]!r} not re-run: {_short(error)}")
+                _not_rerun(plan, names[-1], error)
                 continue
             unit = _unit(made, str(call), [])
             unit.name = names[-1]
@@ -136,10 +139,18 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
         try:
             made = build("scorer", spec)
         except SpecError as error:
-            plan.notes.append(f"recorded scorer {name!r} not re-run: {_short(error)}")
+            _not_rerun(plan, name, error)
             continue
         units.append(_unit(made, spec, [u.name for u in units]))
     return plan
+
+
+def _not_rerun(plan: RunPlan, name: str, error: Exception) -> None:
+    if plan.metrics is not None or plan.reducers is not None:
+        plan.aggregate_recorded.append(name)
+        plan.notes.append(f"recorded scorer {name!r} not re-run ({_short(error)}); its recorded scores are re-aggregated")
+    else:
+        plan.notes.append(f"recorded scorer {name!r} not re-run: {_short(error)}")
 
 
 def _check_epochs(plan: RunPlan) -> None:
@@ -175,7 +186,7 @@ def run_results_for(plan: RunPlan, rows: list[dict[str, Any]]) -> list[ResultRec
     from evtui.scoring.pipeline import ScorerInfo, compute_results
     from evtui.scoring.pipeline_recorded import results_from_recorded
 
-    inspect_names = [u.name for u in plan.units if not u.is_ag2]
+    inspect_names = [u.name for u in plan.units if not u.is_ag2] + plan.aggregate_recorded
     by_scorer: dict[str, list[SampleScore]] = {name: [] for name in inspect_names}
     feedback = []
     for row in rows:
@@ -187,7 +198,7 @@ def run_results_for(plan: RunPlan, rows: list[dict[str, Any]]) -> list[ResultRec
     results: list[ResultRecord] = []
     if inspect_names:
         inspect_recorded = str(plan.run.get("format", "")).startswith("inspect") and plan.run["config"].get("scorers")
-        if plan.recorded and inspect_recorded and plan.reducers is None and plan.metrics is None:
+        if plan.recorded and inspect_recorded and plan.reducers is None and plan.metrics is None and not plan.aggregate_recorded:
             computed = results_from_recorded(by_scorer, plan.run["config"]).scores
             computed = [r for r in computed if r.scorer in inspect_names]
         else:
@@ -195,7 +206,7 @@ def run_results_for(plan: RunPlan, rows: list[dict[str, Any]]) -> list[ResultRec
                 ScorerInfo(u.name, plan.metrics if plan.metrics is not None else (u.metrics or ["accuracy", "stderr"]), _loggable(u.params))
                 for u in plan.units
                 if not u.is_ag2
-            ]
+            ] + [ScorerInfo(name, plan.metrics if plan.metrics is not None else ["accuracy", "stderr"]) for name in plan.aggregate_recorded]
             computed = compute_results(by_scorer, infos, plan.reducers, scorer_names=inspect_names).scores
         for result in computed:
             for key, metric in result.metrics.items():

@@ -176,6 +176,12 @@ def resolve(kind: Kind, name: str) -> tuple[registry.RegistryEntry, dict[str, An
                 continue
             if "k" in entry.signature.parameters:
                 return entry, {"k": int(found["k"])}
+    if kind == "metric":  # any EvSys `pass@<k>` / `pass^<k>`, not only the registered ones
+        from evtui.scoring import evsys
+
+        made_class = evsys.metric_class(bare if prefix else name)
+        if made_class is not None:
+            return registry.RegistryEntry("metric", name, made_class, origin="builtin"), {}
     try:
         registry.lookup(kind, name)
     except UnknownNameError as error:

@@ -292,11 +292,22 @@ def has_job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> bool:
 
 def job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> list[dict[str, Any]]:
     """Every score job `job_id` made on `run_id`, with its sample's id, epoch and metadata, in sample order."""
+    return _score_rows(db, "sc.run_id = ? AND sc.job_id = ? AND sc.source = 'job'", [run_id, job_id])
+
+
+def recorded_scores(db: sqlite_utils.Database, run_id: int, scorers: Sequence[str]) -> list[dict[str, Any]]:
+    """The run's recorded (source 'log') scores of `scorers`, as job_scores returns rows."""
+    if not scorers:
+        return []
+    marks = ",".join("?" * len(scorers))
+    return _score_rows(db, f"sc.run_id = ? AND sc.source = 'log' AND sc.scorer IN ({marks})", [run_id, *scorers])
+
+
+def _score_rows(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT sc.scorer, s.sample_id, s.epoch, sc.value, sc.answer, sc.explanation, sc.reason, sc.metadata, "
-        "s.metadata FROM scores sc JOIN samples s ON s.id = sc.sample_rowid "
-        "WHERE sc.run_id = ? AND sc.job_id = ? AND sc.source = 'job' ORDER BY s.id, sc.id",
-        [run_id, job_id],
+        f"s.metadata FROM scores sc JOIN samples s ON s.id = sc.sample_rowid WHERE {where} ORDER BY s.id, sc.id",
+        params,
     ).fetchall()
     parsed: dict[str, Any] = {}  # sample metadata texts repeat (epochs, several scorers): parse each once
 
