@@ -234,3 +234,16 @@ def test_redact_masks_the_key_and_partial_echoes_of_it():
     shown = redact(text, [key])
     assert shown == "bad key ***; did you mean *******? or …***"
     assert redact("nothing to hide", [key, None]) == "nothing to hide"
+
+
+async def test_proxy_variables_are_honoured(server, monkeypatch):
+    # a proxy that does not exist: only NO_PROXY lets the request through
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    async with GradingSession(fast_settings(server)) as session:
+        assert "GRADE: C" in (await session.chat(session.endpoint(), USER)).text
+    monkeypatch.delenv("NO_PROXY")
+    async with GradingSession(fast_settings(server, max_retries=0)) as session:
+        with pytest.raises(GraderError, match="ConnectError|ProxyError"):
+            await session.chat(session.endpoint(), [{"role": "user", "content": "via the proxy"}])
+    assert len(server.requests) == 1
