@@ -278,3 +278,18 @@ def test_a_panel_entry_with_unknown_keys_is_refused_when_the_scorer_is_made():
     with pytest.raises(ValueError, match="unknown keys: api_key") as caught:
         model_graded_qa(model=[{"model": "a", "api_key": "sk-literal"}])
     assert "sk-literal" not in str(caught.value)
+
+
+async def test_job_usage_sums_grader_cost_and_separates_cached_calls(server):
+    from evtui.grading.usage import job_usage
+
+    scorer = model_graded_qa()
+    async with grading_session(settings_for(server), cache=MemoryCache()):
+        fresh = [await scorer(sample(str(i), question=f"q{i}"), Target("4")) for i in range(3)]
+        again = await scorer(sample("0", question="q0"), Target("4"))
+    totals = job_usage([s.metadata for s in [*fresh, again]] + [None, {"other": 1}])
+    assert totals["calls"] == 4 and totals["cached"] == 1
+    per_call = fresh[0].metadata["grader_usage"]
+    assert totals["input_tokens"] == sum(s.metadata["grader_usage"]["input_tokens"] for s in [*fresh, again])
+    assert totals["fresh_input_tokens"] == totals["input_tokens"] - per_call["input_tokens"]
+    assert totals["fresh_seconds"] < totals["seconds"]

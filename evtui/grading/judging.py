@@ -17,6 +17,7 @@ from typing import Any
 
 from evtui.grading.client import GraderError, GraderReply, GradingSession
 from evtui.grading.settings import Endpoint
+from evtui.grading.usage import reply_usage, sum_usage
 
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
@@ -33,13 +34,7 @@ class JudgeOutcome:
 
     @property
     def usage(self) -> dict[str, Any]:
-        return {
-            "input_tokens": sum(r.input_tokens or 0 for r in self.replies),
-            "output_tokens": sum(r.output_tokens or 0 for r in self.replies),
-            "seconds": sum(r.seconds for r in self.replies),
-            "calls": len(self.replies) + (1 if self.error else 0),
-            "cached": sum(1 for r in self.replies if r.cached),
-        }
+        return sum_usage([reply_usage(r) for r in self.replies] + ([reply_usage(None)] if self.error else []))
 
 
 def read_json_object(text: str) -> dict[str, Any] | None:

@@ -9,8 +9,8 @@ The grader is an OpenAI-compatible server (evtui.grading): the job's `GraderSett
 (`--grader-url`, `--grader-model`, `--concurrency`) or the environment say which, and a scorer's
 own `model=`, `base_url=`, `api_key_env=` override them. A list of models is a panel, reduced by
 strict `majority` (or `reducer="mode"`). Every score keeps the prompt and reply in
-`metadata["grading"]` and what the grading cost in `metadata["grader_usage"]`
-(`input_tokens`, `output_tokens`, `seconds`, `calls`, `cached`).
+`metadata["grading"]` and what the grading cost in `metadata["grader_usage"]` (see
+evtui.grading.usage; a panel's score sums its members').
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from evtui.grading.client import GraderError, GraderReply, current_session
+from evtui.grading.client import GraderError, current_session
 from evtui.grading.templates import (
     DEFAULT_FACT_TEMPLATE,
     DEFAULT_QA_TEMPLATE,
@@ -30,6 +30,7 @@ from evtui.grading.templates import (
     default_instructions,
     grading_prompt,
 )
+from evtui.grading.usage import USAGE_KEY, reply_usage, sum_usage
 from evtui.scoring import registry
 from evtui.scoring.registry import scorer
 from evtui.scoring.state import SampleState
@@ -41,8 +42,6 @@ __all__ = [
     "extract_grade",
     "model_graded_fact",
     "model_graded_qa",
-    "grader_usage",
-    "sum_grader_usage",
 ]
 
 # Spaces and the invisible marks (zero-width, direction, BOM) graders and pasted text put around ':'.
@@ -70,27 +69,6 @@ def extract_grade(
     if validate and value not in (("C", "P", "I") if partial_credit else ("C", "I")):
         return None
     return value
-
-
-def grader_usage(reply: GraderReply | None) -> dict[str, Any]:
-    """What one grader call cost; the engine sums these per job (see sum_grader_usage)."""
-    if reply is None:
-        return {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0, "calls": 1, "cached": 0}
-    return {
-        "input_tokens": reply.input_tokens or 0,
-        "output_tokens": reply.output_tokens or 0,
-        "seconds": reply.seconds,
-        "calls": 1,
-        "cached": 1 if reply.cached else 0,
-    }
-
-
-def sum_grader_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
-    total = {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0, "calls": 0, "cached": 0}
-    for usage in usages:
-        for key in total:
-            total[key] += usage.get(key) or 0
-    return total
 
 
 @scorer(metrics=["accuracy", "stderr"])
@@ -209,11 +187,11 @@ def _model_graded(
                 reason="grader_failed",
                 answer=completion,
                 explanation=f"Grader request failed: {error}",
-                metadata={"grading": [asked], "grader_error": error.as_metadata(), "grader_usage": grader_usage(None)},
+                metadata={"grading": [asked], "grader_error": error.as_metadata(), USAGE_KEY: reply_usage(None)},
             )
         metadata = {
             "grading": [asked, {"role": "assistant", "content": reply.text, "model": reply.model}],
-            "grader_usage": grader_usage(reply),
+            USAGE_KEY: reply_usage(reply),
         }
         value = extract_grade(
             reply.text, grade_pattern=grade_pattern,
@@ -238,7 +216,7 @@ def _model_graded(
         scores = await asyncio.gather(*(grade_once(prompt, completion, spec) for spec in graders))
         reduced = _resolve_reducer(reducer)(list(scores))
         metadata = dict(reduced.metadata or {})
-        metadata["grader_usage"] = sum_grader_usage([(s.metadata or {}).get("grader_usage", {}) for s in scores])
+        metadata[USAGE_KEY] = sum_usage((s.metadata or {}).get(USAGE_KEY) for s in scores)
         reduced.metadata = metadata
         return reduced
 
