@@ -189,3 +189,14 @@ def test_usage_summary_without_registering_anything(tmp_path):
     seconds = [t["duration_ms"] / 1000 for t in recorded["tasks"]]
     assert summary["time"]["total"] == pytest.approx(sum(seconds))
     assert summary["cost"]["n"] == 0 and summary["cost"]["mean"] is None  # AG2 records no cost
+
+
+def test_explicit_ag2_decorator_takes_a_key_and_registers_it():
+    from evtui.scoring import ag2, build
+
+    @ag2.scorer(key="weather-tool-used")
+    def used_weather(trace) -> bool:
+        return bool(trace.events_of("ToolCallEvent", name="get_weather"))
+
+    assert isinstance(used_weather, Scorer) and used_weather.key == "weather-tool-used"
+    assert build("scorer", "weather-tool-used") is used_weather

@@ -35,6 +35,7 @@ __all__ = [
     "AG2_PARAMETERS",
     "Feedback",
     "Scorer",
+    "scorer",
     "Trace",
     "TraceEvent",
     "TokenUsage",
@@ -114,6 +115,22 @@ class Scorer:
         raise ScorerReturnError(
             f"returned {type(result).__name__}; return bool, int, float, str, None, Feedback or list[Feedback]"
         )
+
+
+def scorer(fn: Callable[..., Any] | None = None, *, key: str | None = None) -> Any:
+    """AG2's decorator, explicitly: `@scorer` or `@scorer(key="weather-tool-used")` makes a Scorer.
+
+    `evtui.scoring.scorer` does the same for bare use on a function with AG2 parameters; this
+    one also takes a key. Either way the scorer is registered under its key, for specs.
+    """
+    from evtui.scoring.registry import _constant_factory, register
+
+    def wrap(function: Callable[..., Any]) -> Scorer:
+        made = Scorer(function, key=key)
+        register("scorer", made.key, _constant_factory(made), origin=getattr(function, "__module__", "builtin"))
+        return made
+
+    return wrap(fn) if fn is not None else wrap
 
 
 def feedback_to_score(feedback: Feedback) -> Score:

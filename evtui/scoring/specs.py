@@ -55,7 +55,7 @@ def parse(spec: str) -> SpecCall:
         raise SpecError(f"empty spec {spec!r}: expected a name like 'match' or a call like 'match(numeric=True)'")
     text = spec.strip()
     plain = _PLAIN_NAME.match(text)
-    if plain and ("@" in text or "^" in text or ":" in text):
+    if plain and not text.isidentifier():  # `evsys:pass@3`, `weather-tool-used`, `style.polite`
         return SpecCall(text)
     try:
         tree = ast.parse(text, mode="eval")
