@@ -106,6 +106,11 @@ def test_resume_a_job_by_id(tmp_path):
     again = evtui("score", str(runs), "--scorer", "includes", "--job", str(job_id), "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["job_id"] == job_id
     assert json.loads(again.stdout)["runs"] == json.loads(first.stdout)["runs"]
+    alone = evtui("score", str(runs), "--job", str(job_id), "--json")  # its saved configuration
+    assert alone.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout)["runs"] == json.loads(first.stdout)["runs"]
+    unknown = evtui("score", str(runs), "--job", "99")
+    assert unknown.returncode == 2 and "no scoring job 99" in unknown.stderr
 
 
 def test_grader_flags_reach_model_graded_scorers(tmp_path):

@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-config", metavar="NAME", help="save the resulting configuration under NAME")
     parser.add_argument("--db", metavar="FILE", help="index file (default: RUN_DIR/.evtui/index.db)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
-    parser.add_argument("--job", type=int, metavar="ID", help="resume scoring job ID (skips samples it already scored)")
+    parser.add_argument("--job", type=int, metavar="ID",
+                        help="resume scoring job ID (skips samples it already scored); alone, with its saved configuration")
     parser.add_argument("--grader-url", metavar="URL", help="OpenAI-compatible base URL for model-graded scorers")
     parser.add_argument("--grader-model", metavar="NAME", help="grader model for model-graded scorers")
     parser.add_argument("--concurrency", type=int, metavar="N", help="scorer calls (and grader requests) in flight")
@@ -78,8 +79,14 @@ def run(args: argparse.Namespace) -> int:
 
     cancel = threading.Event()
     progress = _ProgressLine() if sys.stderr.isatty() and not args.json else None
+    resume_only = args.job is not None and not (args.scorer or args.reducer or args.metric or args.config)
     try:
-        result = run_job(db_path, config, run_ids, on_progress=progress, cancel=cancel, job_id=args.job)
+        if resume_only:  # `evtui score PATH --job 7`: the job's own configuration and runs
+            from evtui.scoring.engine import resume_job
+
+            result = resume_job(db_path, args.job, on_progress=progress, cancel=cancel)
+        else:
+            result = run_job(db_path, config, run_ids, on_progress=progress, cancel=cancel, job_id=args.job)
     except KeyboardInterrupt:
         print("\nevtui score: interrupted; scores made so far are kept (resume with --job)", file=sys.stderr)
         return 130

@@ -103,12 +103,35 @@ def run_job(
     try:
         plans = {run_id: plan_units(config, jobs.run_info(db, run_id), jobs.recorded_score_names(db, run_id)) for run_id in run_ids}
         if job_id is None:
-            job_id = jobs.create_job(db, config.model_dump(mode="json"), name=config.name)
+            # The runs are kept with the configuration so the job can be resumed by id alone.
+            job_id = jobs.create_job(db, {**config.model_dump(mode="json"), "run_ids": list(run_ids)}, name=config.name)
         elif jobs.get_job(db, job_id) is None:
             raise LookupError(f"no scoring job {job_id} in {db_path}")
         return asyncio.run(_run(db, Path(db_path), config, plans, job_id, on_progress, cancel))
     finally:
         db.conn.close()
+
+
+def resume_job(
+    db_path: str | Path,
+    job_id: int,
+    *,
+    on_progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> JobResult:
+    """Run stored job `job_id` again with its saved configuration and runs: only what is missing is scored."""
+    from evtui.store.schema import connect
+
+    db = connect(db_path)
+    try:
+        job = jobs.get_job(db, job_id)
+    finally:
+        db.conn.close()
+    if job is None:
+        raise LookupError(f"no scoring job {job_id} in {db_path}")
+    stored = dict(job["config"])
+    run_ids = [int(run_id) for run_id in stored.pop("run_ids", [])]
+    return run_job(db_path, ScoringJobConfig.model_validate(stored), run_ids, on_progress=on_progress, cancel=cancel, job_id=job_id)
 
 
 async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, on_progress, cancel) -> JobResult:
@@ -258,4 +281,4 @@ async def _score_batch(
     jobs.write_scores(db, job_id, made)
 
 
-__all__ = ["run_job", "ScoringJobConfig", "JobProgress", "JobResult", "ResultRecord"]
+__all__ = ["run_job", "resume_job", "ScoringJobConfig", "JobProgress", "JobResult", "ResultRecord"]
