@@ -206,6 +206,12 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
 _DETERMINISTIC_MODULES = frozenset(
     f"evtui.scoring.scorers.{name}" for name in ("match", "pattern", "choice", "classification", "ag2_prebuilt")
 )
+# Built-in scorers that read only output, target, choices and metadata, never the transcript.
+_OUTPUT_ONLY_MODULES = frozenset(f"evtui.scoring.scorers.{name}" for name in ("match", "pattern", "choice", "classification"))
+
+
+def _reads_transcript(unit: ScorerUnit) -> bool:
+    return unit.is_ag2 or (getattr(unit.made, "__module__", "") or "") not in _OUTPUT_ONLY_MODULES
 
 
 def _may_call_grader(unit: ScorerUnit) -> bool:
@@ -240,7 +246,7 @@ async def _score_batch(
     db, job_id: int, plan, batch: list[int], scored: dict[str, set[int]], concurrency: int, progress: _Progress,
     kept: list[tuple] | None = None,
 ) -> None:
-    rows = jobs.fetch_samples(db, batch)
+    rows = jobs.fetch_samples(db, batch, transcript=any(_reads_transcript(unit) for unit in plan.units))
     work: list[tuple[int, Any, Any, ScorerUnit]] = []
     for row in rows:
         state, target = state_from_row(row, plan.run["config"], plan.run.get("model"))

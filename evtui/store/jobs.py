@@ -234,12 +234,20 @@ def scored_rowids(db: sqlite_utils.Database, run_id: int, job_id: int, scorer: s
     return {row[0] for row in rows}
 
 
-def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list[tuple]:
-    """Sample rows (SAMPLE_COLUMNS order) for `rowids`, in the same order."""
+# Without the transcript: the bulky columns come back NULL and SQLite never reads their pages.
+_SAMPLE_COLUMNS_LIGHT = SAMPLE_COLUMNS.replace("input, messages", "NULL, NULL")
+
+
+def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int], *, transcript: bool = True) -> list[tuple]:
+    """Sample rows (SAMPLE_COLUMNS order) for `rowids`, in the same order.
+
+    `transcript=False` leaves out `input` (JSON) and `messages`, for scorers that read only the
+    output, target, choices and metadata."""
     if not rowids:
         return []
     marks = ",".join("?" * len(rowids))
-    rows = db.execute(f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE id IN ({marks})", list(rowids)).fetchall()
+    columns = SAMPLE_COLUMNS if transcript else _SAMPLE_COLUMNS_LIGHT
+    rows = db.execute(f"SELECT {columns} FROM samples WHERE id IN ({marks})", list(rowids)).fetchall()
     by_id = {row[0]: row for row in rows}
     return [by_id[rowid] for rowid in rowids if rowid in by_id]
 
