@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from evtui.scoring.registry import metric
-from evtui.scoring.values import SampleScore, Value, ValueToFloat, value_to_float
+from evtui.scoring.values import SampleScore, ValueToFloat, value_to_float
 
 _default_to_float = value_to_float()
 
@@ -145,13 +145,13 @@ def clt_stderr(values: Sequence[float]) -> float:
 
 
 class ClusterPartition:
-    """Scores split by a metadata cluster id: `order` lists score positions cluster by cluster
-    (clusters in first-seen order), `sizes` gives each cluster's length.
+    """Values split by a metadata cluster id: `values` holds them cluster after cluster (clusters
+    in first-seen order, scores in their order within one), `sizes` each cluster's length.
 
     Cluster ids compare like dict keys (so 1, 1.0 and True are one cluster, "1" another)."""
 
-    def __init__(self, values: np.ndarray, order: np.ndarray, sizes: np.ndarray) -> None:
-        self.values = values  # the values in cluster-concatenated order
+    def __init__(self, values: np.ndarray, sizes: np.ndarray) -> None:
+        self.values = values
         self.sizes = sizes
 
     @property
@@ -180,7 +180,7 @@ def cluster_partition(scores: Sequence[SampleScore], values: Sequence[float], cl
     order = np.argsort(labels, kind="stable")
     array = np.asarray(values, dtype=float)[order]
     sizes = np.bincount(labels, minlength=len(ids)) if len(ids) else np.zeros(0, dtype=np.int64)
-    return ClusterPartition(array, order, sizes)
+    return ClusterPartition(array, sizes)
 
 
 def clustered_stderr(partition: ClusterPartition) -> float:
@@ -258,7 +258,7 @@ def bootstrap_means(
 
 
 __all__ = [
-    "Value",
+    "ClusterPartition",
     "accuracy",
     "bootstrap_means",
     "bootstrap_stderr",
