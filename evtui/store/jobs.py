@@ -159,21 +159,37 @@ def run_info(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     }
 
 
+# Distinct scorers of a run by hopping through the (run_id, scorer, job_id) index: one seek per
+# scorer name instead of a scan of every score (a run re-scored many times has millions).
+_RUN_SCORERS = """
+WITH RECURSIVE names(name) AS (
+    SELECT (SELECT min(scorer) FROM scores WHERE run_id = :run)
+    UNION ALL
+    SELECT (SELECT min(scorer) FROM scores WHERE run_id = :run AND scorer > names.name) FROM names WHERE names.name IS NOT NULL
+)
+SELECT name FROM names WHERE name IS NOT NULL
+"""
+
+
+def _run_scorers(db: sqlite_utils.Database, run_id: int) -> list[str]:
+    return [row[0] for row in db.execute(_RUN_SCORERS, {"run": run_id}).fetchall()]
+
+
 def scorer_names(db: sqlite_utils.Database, run_ids: Sequence[int]) -> list[str]:
     """Every scorer name with scores in `run_ids` (any source), sorted."""
-    if not run_ids:
-        return []
-    marks = ",".join("?" * len(run_ids))
-    rows = db.execute(f"SELECT DISTINCT scorer FROM scores WHERE run_id IN ({marks}) ORDER BY scorer", list(run_ids)).fetchall()
-    return [row[0] for row in rows]
+    return sorted({name for run_id in run_ids for name in _run_scorers(db, run_id)})
 
 
 def recorded_score_names(db: sqlite_utils.Database, run_id: int) -> list[str]:
-    """Scorer names recorded in the run file (source 'log'), in first-seen order."""
-    rows = db.execute(
-        "SELECT scorer FROM scores WHERE run_id = ? AND source = 'log' GROUP BY scorer ORDER BY min(id)", [run_id]
-    ).fetchall()
-    return [row[0] for row in rows]
+    """Scorer names recorded in the run file (source 'log', job 0), in first-seen order."""
+    first_seen = []
+    for name in _run_scorers(db, run_id):
+        row = db.execute(
+            "SELECT min(id) FROM scores WHERE run_id = ? AND scorer = ? AND job_id = 0 AND source = 'log'", [run_id, name]
+        ).fetchone()
+        if row[0] is not None:
+            first_seen.append((row[0], name))
+    return [name for _, name in sorted(first_seen)]
 
 
 # --------------------------------------------------------------------------------- samples
