@@ -175,7 +175,7 @@ async def test_every_sample_ends_scored_or_unscored_with_a_reason_and_a_warm_cac
         server.reply("question 3", "GRADE: I")
         server.inject("429", contains="question 0", times=2, retry_after=0)
         server.inject("500", contains="question 1", times=1)
-        server.inject("slow", contains="question 2", delay=1.5)
+        server.inject("slow", contains="question 2", delay=6.0)
         server.inject("drop", contains="question 4")
         server.inject("invalid_json", contains="question 5", times=1)
         server.inject("empty_choices", contains="question 6", times=1)
@@ -183,7 +183,7 @@ async def test_every_sample_ends_scored_or_unscored_with_a_reason_and_a_warm_cac
         server.inject("invalid_json", contains="question 8", times=99)
         server.inject("500", contains="question 9", times=99, message="always down")
         states = [sample(str(i), question=f"question {i}?") for i in range(12)]
-        settings = settings_for(server, timeout=0.5, max_retries=3, max_invalid_replies=2)
+        settings = settings_for(server, timeout=1.5, max_retries=3, max_invalid_replies=2)
         scorer = model_graded_qa(temperature=0)
 
         async def run_job():
