@@ -57,7 +57,7 @@ def test_a_scoring_job_leaves_no_trace_of_the_key(tmp_path, secret_key, capsys, 
         # servers echo keys in errors: a 400 quoting the whole key, a 401 quoting most of it
         server.inject("400", contains="France", times=1, message=f"Incorrect API key provided: {secret_key}")
         server.inject("status", contains="Japan", times=99, status=401, message=f"key {secret_key[:-4]}**** revoked")
-        server.inject("500", contains="Peru", times=99, message=f"upstream rejected Authorization: Bearer {secret_key}")
+        server.inject("500", contains="Australia", times=2, message=f"upstream rejected Authorization: Bearer {secret_key}")
         argv = [
             "score", str(logs), "--db", str(index), "--scorer", "model_graded_qa()",
             "--grader-url", server.base_url, "--grader-model", "judge", "--json",
@@ -68,8 +68,9 @@ def test_a_scoring_job_leaves_no_trace_of_the_key(tmp_path, secret_key, capsys, 
         assert main(["export", str(logs), "--db", str(index), "--output", str(export)]) == 0
         csv_export = tmp_path / "export.csv"
         assert main(["export", str(logs), "--db", str(index), "--format", "csv", "--output", str(csv_export)]) == 0
-        # the key was sent, as a bearer token, on every request
+        # the key was sent, as a bearer token, on every request; the throttled sample was retried
         assert server.requests and all(r.headers["Authorization"] == f"Bearer {secret_key}" for r in server.requests)
+        assert [r.served for r in server.requests_containing("Australia")] == ["500", "500", "reply"]
     out, err = capsys.readouterr()
     files = every_file(tmp_path)
     watcher.conn.close()
@@ -87,11 +88,17 @@ async def test_errors_and_reprs_do_not_show_the_key(secret_key):
     assert endpoint.api_key.reveal() == secret_key
     with GraderServer() as server:
         server.inject("400", message=f"bad key {secret_key}")
-        session = GradingSession(GraderSettings(base_url=server.base_url, model="judge", backoff_base=0), cache=MemoryCache())
+        server.inject("500", contains="again", times=99, message=f"upstream saw Bearer {secret_key}")
+        settings = GraderSettings(base_url=server.base_url, model="judge", backoff_base=0, max_retries=2)
+        session = GradingSession(settings, cache=MemoryCache())
         async with session:
             with pytest.raises(GraderError) as caught:
                 await session.chat(session.endpoint(), [{"role": "user", "content": "hi"}])
+            with pytest.raises(GraderError) as exhausted:
+                await session.chat(session.endpoint(), [{"role": "user", "content": "again"}])
+    assert exhausted.value.kind == "exhausted" and "upstream saw Bearer ***" in str(exhausted.value)
     shown = {
+        "str(exhausted)": str(exhausted.value), "exhausted metadata": str(exhausted.value.as_metadata()),
         "str(error)": str(caught.value), "repr(error)": repr(caught.value), "error metadata": str(caught.value.as_metadata()),
         "repr(endpoint)": repr(endpoint), "str(endpoint)": str(endpoint), "repr(settings)": repr(session.settings),
         "repr(session)": repr(session),
