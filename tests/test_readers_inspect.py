@@ -339,24 +339,38 @@ def test_sniff_detects_by_content(tmp_path: Path) -> None:
 # --- archive details ----------------------------------------------------------------------------
 
 
-def _raw_zip(path: Path, members: list[tuple[str, int, bytes, bytes]]) -> None:
+def _raw_zip(path: Path, members: list[tuple[str, int, bytes, bytes]], *, zip64: bool = False) -> None:
     """Write a zip by hand: (name, method, stored bytes, uncompressed bytes) per member.
 
-    zipfile cannot write zstd (method 93) or arbitrary bytes under a method, which these tests need.
+    zipfile cannot write zstd (method 93) or arbitrary bytes under a method, which these tests
+    need. With zip64, sizes and offsets live in ZIP64 extra fields and a ZIP64 end record, as in
+    Inspect's streamed or very large logs.
     """
     local_parts, central_parts, offset = [], [], 0
     for name, method, data, content in members:
         encoded = name.encode()
         crc = zlib.crc32(content)
-        local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, method, 0, 0, crc, len(data), len(content),
+        local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 45, 0, method, 0, 0, crc, len(data), len(content),
                             len(encoded), 0) + encoded + data
-        central_parts.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, method, 0, 0, crc, len(data),
-                                         len(content), len(encoded), 0, 0, 0, 0, 0, offset) + encoded)
+        if zip64:
+            extra = struct.pack("<2H3Q", 1, 24, len(content), len(data), offset)
+            sizes = (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+        else:
+            extra, sizes = b"", (len(data), len(content), offset)
+        central_parts.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 45, 45, 0, method, 0, 0, crc, sizes[0],
+                                         sizes[1], len(encoded), len(extra), 0, 0, 0, 0, sizes[2]) + encoded + extra)
         local_parts.append(local)
         offset += len(local)
     central = b"".join(central_parts)
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), offset, 0)
-    path.write_bytes(b"".join(local_parts) + central + end)
+    tail = b""
+    if zip64:
+        tail = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, len(members), len(members),
+                           len(central), offset)
+        tail += struct.pack("<4sLQL", b"PK\x06\x07", 0, offset + len(central), 1)
+        end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    else:
+        end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), offset, 0)
+    path.write_bytes(b"".join(local_parts) + central + tail + end)
 
 
 def _fixture_members(name: str) -> list[tuple[str, bytes]]:
@@ -364,7 +378,8 @@ def _fixture_members(name: str) -> list[tuple[str, bytes]]:
         return [(member, archive.raw(member)) for member in archive.members]
 
 
-def test_zstd_members_with_several_frames_and_deflate(tmp_path: Path) -> None:
+@pytest.mark.parametrize("zip64", [False, True])
+def test_zstd_members_with_several_frames_and_deflate(tmp_path: Path, zip64: bool) -> None:
     compressor = zstandard.ZstdCompressor()
     members = []
     for index, (name, content) in enumerate(_fixture_members("qa_match.eval")):
@@ -376,7 +391,7 @@ def test_zstd_members_with_several_frames_and_deflate(tmp_path: Path) -> None:
             deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
             members.append((name, 8, deflate.compress(content) + deflate.flush(), content))
     path = tmp_path / "mixed.eval"
-    _raw_zip(path, members)
+    _raw_zip(path, members, zip64=zip64)
     run, samples = read_all(path)
     expected_run, expected = read_all(DATA / "qa_match.eval")
     assert same(run.model_dump(exclude={"path"}), expected_run.model_dump(exclude={"path"}))

@@ -3,15 +3,15 @@
 The archive is opened once and read member by member from that one file handle: Inspect
 replaces the whole file atomically on every flush, so an open handle keeps seeing one
 consistent version; a replacement is detected when the read ends (stat of the path vs the
-handle). `zipfile` only parses the central directory here — it cannot decompress zstd
-(method 93) before Python 3.14, so members are decompressed with `zstandard` directly.
+handle). `zipfile` cannot decompress zstd (method 93) before Python 3.14 and is slow to list 100k
+members, so the central directory is read by `zip_directory` and members are decompressed
+with `zstandard` / `zlib` directly.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +28,7 @@ from evtui.readers.inspect_common import (
     sample_record,
     sample_sort_key,
 )
+from evtui.readers.zip_directory import ZipDirectoryError, ZipMember, read_members
 from evtui.records import SampleRecord
 
 FORMAT = "inspect_eval"
@@ -54,9 +55,9 @@ def sniff(path: Path, head: bytes) -> bool:
         if first_name.startswith(_INSPECT_MEMBERS):
             return True
     try:  # some other writer ordered the members differently: ask the central directory
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        with open(path, "rb") as handle:
+            names = {member.name for member in read_members(handle)}
+    except (ZipDirectoryError, OSError):
         return False
     return HEADER in names or START in names
 
@@ -76,10 +77,10 @@ class _Archive:
             if self.stat.st_size == 0:
                 raise ReaderError(self.name, "empty file (an Inspect .eval log is a zip archive)")
             try:
-                directory = zipfile.ZipFile(self.file)
-            except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+                entries = read_members(self.file)
+            except (ZipDirectoryError, OSError) as exc:
                 raise ReaderError(self.name, f"not a readable zip archive (truncated or corrupt?): {exc}") from exc
-            self.members = {info.filename: info for info in directory.infolist()}
+            self.members = {member.name: member for member in entries}
         except BaseException:
             self.file.close()
             raise
@@ -105,24 +106,24 @@ class _Archive:
             raise ReaderError(self.name, "bad local file header (truncated or corrupt archive)", where=name)
         fields = _LOCAL_HEADER.unpack(local)
         self.file.seek(fields[10] + fields[11], os.SEEK_CUR)  # skip file name and extra field
-        data = self.file.read(info.compress_size)
-        if len(data) < info.compress_size:
+        data = self.file.read(info.compressed_size)
+        if len(data) < info.compressed_size:
             raise ReaderError(self.name, "member data is truncated", where=name)
         content = self._decompress(info, data)
-        if len(content) != info.file_size or zlib.crc32(content) != info.CRC:
+        if len(content) != info.size or zlib.crc32(content) != info.crc:
             raise ReaderError(self.name, "member data is corrupt (size or CRC mismatch)", where=name)
         return content
 
-    def _decompress(self, info: zipfile.ZipInfo, data: bytes) -> bytes:
-        method = info.compress_type
+    def _decompress(self, info: ZipMember, data: bytes) -> bytes:
+        method = info.method
         try:
             if method == _ZSTD:
-                if not info.file_size:
+                if not info.size:
                     return b""
                 if not data.startswith(_ZSTD_MAGIC):
                     raise zstandard.ZstdError("data does not start with a zstd frame")
-                content = self._zstd.decompress(data, max_output_size=info.file_size)
-                if len(content) < info.file_size:
+                content = self._zstd.decompress(data, max_output_size=info.size)
+                if len(content) < info.size:
                     # Large members are written as several frames; decompress() stops after one.
                     content = self._zstd.decompressobj(read_across_frames=True).decompress(data)
                 return content
@@ -131,9 +132,9 @@ class _Archive:
             if method == _STORED:
                 return data
         except (zstandard.ZstdError, zlib.error) as exc:
-            raise ReaderError(self.name, f"cannot decompress member: {exc}", where=info.filename) from exc
+            raise ReaderError(self.name, f"cannot decompress member: {exc}", where=info.name) from exc
         raise ReaderError(self.name, f"unsupported zip compression method {method} "
-                          "(expected zstd 93, deflate 8 or stored 0)", where=info.filename)
+                          "(expected zstd 93, deflate 8 or stored 0)", where=info.name)
 
     def json(self, name: str) -> Any:
         data = self.raw(name)
@@ -195,17 +196,20 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
     dataset_ids = ((header.get("eval") or {}).get("dataset") or {}).get("sample_ids") or []
     int_ids = {str(i) for i in dataset_ids if isinstance(i, int)}
     keyed = []
+    guess_ints = not int_ids
+    prefix, suffix = len(SAMPLES), -len(".json")
     for name in archive.members:
         if not (name.startswith(SAMPLES) and name.endswith(".json")):
             continue
-        sample_id, sep, epoch = name[len(SAMPLES):-len(".json")].rpartition("_epoch_")
+        sample_id, sep, epoch = name[prefix:suffix].rpartition("_epoch_")
         if not sep or not epoch.isdigit():
             continue
         # The member name loses the id's type; the dataset's id list (or the digits) restores it.
-        typed: Any = int(sample_id) if (sample_id in int_ids or (not int_ids and sample_id.isdigit())) else sample_id
-        keyed.append((sample_sort_key(typed, int(epoch)), name))
+        # Same key as sample_sort_key(): int ids compare zero-padded.
+        is_int = sample_id in int_ids if not guess_ints else sample_id.isdigit()
+        keyed.append((int(epoch), sample_id.zfill(20) if is_int else sample_id, name))
     keyed.sort()
-    return [name for _, name in keyed]
+    return [name for _, _, name in keyed]
 
 
 def _iter_samples(archive: _Archive, members: list[str]) -> Iterator[SampleRecord]:
