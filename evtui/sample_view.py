@@ -1,0 +1,324 @@
+"""Everything the sample view shows about one sample, gathered without Textual.
+
+`load_sample_view(db_path, sample_rowid, ordering)` joins the index row (input, target, output,
+usage, error, every score with its edit history, the sample's epochs, its neighbours in the
+samples list's order) with the transcript read from the run file (messages with tool calls and
+results, and the model/tool/error events). When the file is gone or unreadable the transcript
+comes from the messages stored in the index, and `transcript_note` says why.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evtui.store.queries import EpochRow, SampleDetail, ScoreDetail, get_run, get_sample, page_samples, sample_epochs
+from evtui.store.queries_ui import run_scorers
+from evtui.store.schema import connect
+
+__all__ = [
+    "SampleOrdering",
+    "ToolCallView",
+    "MessageView",
+    "EventView",
+    "ScoreView",
+    "SampleView",
+    "load_sample_view",
+    "content_text",
+]
+
+_RESULT_PREVIEW = 300  # characters of a tool result shown on the events list
+
+
+@dataclass(frozen=True)
+class SampleOrdering:
+    """The samples list's order and filter, so next/previous follow what the user was looking at."""
+
+    sort: str = "id"
+    descending: bool = False
+    filter: str | None = None
+    search: str | None = None
+    score_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    id: str | None
+    function: str
+    arguments: str  # JSON text, indented when long
+
+
+@dataclass(frozen=True)
+class MessageView:
+    """One chat message; tool results carry the function, the call id and any error."""
+
+    role: str
+    text: str
+    model: str | None = None
+    tool_calls: tuple[ToolCallView, ...] = ()
+    tool_call_id: str | None = None
+    function: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EventView:
+    """One step of the run's event log: a model call, a tool call, an error, a score, a limit…"""
+
+    kind: str
+    title: str
+    text: str = ""
+    error: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreView:
+    """A score with where it came from, and whether it is the one that counts for its scorer."""
+
+    score: ScoreDetail
+    origin: str  # 'recorded' (in the run file) | 'job' (an evtui scoring job) | 'human'
+    effective: bool
+
+    @property
+    def origin_label(self) -> str:
+        if self.origin == "job":
+            return f"evtui job {self.score.job_id}"
+        return "human review" if self.origin == "human" else "recorded in the log"
+
+
+@dataclass(frozen=True)
+class SampleView:
+    sample: SampleDetail
+    run_path: str
+    run_format: str
+    task: str | None
+    model: str | None
+    scorers: list[str]  # the run's scorers, in the order of its results
+    scores: list[ScoreView]
+    epochs: list[EpochRow]
+    messages: list[MessageView]
+    events: list[EventView]
+    transcript_from_file: bool
+    transcript_note: str | None  # why the transcript is the indexed copy (None when from the file)
+    error_traceback: str | None
+    previous_rowid: int | None
+    next_rowid: int | None
+    ordering: SampleOrdering = field(default_factory=SampleOrdering)
+
+
+_ORIGIN = {"log": "recorded", "job": "job", "human": "human"}
+_PRECEDENCE = {"human": 0, "job": 1, "log": 2}
+
+
+def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrdering | None = None) -> SampleView:
+    """The sample with rowid `sample_rowid` as the sample view shows it.
+
+    Raises LookupError when the sample is not in the index (deleted by a re-index, say).
+    """
+    ordering = ordering or SampleOrdering()
+    db = connect(db_path)
+    try:
+        sample = get_sample(db, sample_rowid)
+        if sample is None:
+            raise LookupError(f"sample {sample_rowid} is not in the index")
+        run = get_run(db, sample.run_id)
+        assert run is not None  # samples cascade with their run
+        scorers = run_scorers(db, sample.run_id)
+        epochs = sample_epochs(db, sample.run_id, sample.sample_id)
+        previous_rowid, next_rowid = _neighbours(db, sample, ordering)
+    finally:
+        db.conn.close()
+    detail, note = _read_detail(run.row.format, run.row.path, run.row.missing, sample.detail_ref)
+    if detail is not None and _is_message_list(detail.get("messages")):
+        messages = _messages(detail["messages"], detail.get("events") or [])
+        events = _events(detail.get("events") or [])
+    else:
+        if detail is not None and note is None:
+            note = "the run file has no transcript for this sample; showing the messages stored in the index"
+        messages = _messages(sample.messages, [])
+        events = []
+    error = detail.get("error") if detail is not None else None
+    traceback = error.get("traceback") if isinstance(error, dict) else None
+    return SampleView(
+        sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores),
+        epochs, messages, events, note is None, note, traceback or None, previous_rowid, next_rowid, ordering,
+    )  # fmt: skip
+
+
+def _score_views(scores: list[ScoreDetail]) -> list[ScoreView]:
+    """Scores grouped by scorer, the effective one (human > latest job > log) first in each group."""
+    ranked = sorted(scores, key=lambda s: (s.scorer, _PRECEDENCE.get(s.source, 3), -s.job_id, s.id))
+    views, seen = [], set()
+    for score in ranked:
+        views.append(ScoreView(score, _ORIGIN.get(score.source, score.source), score.scorer not in seen))
+        seen.add(score.scorer)
+    order = {name: i for i, name in enumerate(dict.fromkeys(s.scorer for s in scores))}
+    return sorted(views, key=lambda v: order[v.score.scorer])
+
+
+def _neighbours(db: Any, sample: SampleDetail, ordering: SampleOrdering) -> tuple[int | None, int | None]:
+    """Rowids of the samples before and after this one in `ordering` (None at either end)."""
+    common = dict(sort=ordering.sort, score_columns=ordering.score_columns)
+    try:
+        # The sort key of this sample does not depend on the filter: find it with an exact match.
+        exact = f"id == {json.dumps(sample.sample_id)} and epoch == {int(sample.epoch)}"
+        here = page_samples(db, sample.run_id, filter=exact, limit=1, **common).rows
+        if not here:
+            return None, None
+        key = here[0].key
+        narrowed = dict(filter=ordering.filter, search=ordering.search, limit=1, after=key, **common)
+        after = page_samples(db, sample.run_id, descending=ordering.descending, **narrowed).rows
+        before = page_samples(db, sample.run_id, descending=not ordering.descending, **narrowed).rows
+    except ValueError:  # an ordering the store no longer accepts (e.g. a scorer that vanished)
+        return None, None
+    return (before[0].rowid if before else None), (after[0].rowid if after else None)
+
+
+def _read_detail(fmt: str, path: str, missing: bool, detail_ref: str | None) -> tuple[dict | None, str | None]:
+    """The full sample from the run file, or None and the reason it could not be read."""
+    if not detail_ref:
+        return None, "the run file keeps no per-sample detail; showing the messages stored in the index"
+    if missing or not Path(path).exists():
+        return None, f"the run file is missing ({path}); showing the messages stored in the index"
+    try:
+        from evtui.readers.detect import load_sample_detail
+
+        detail = load_sample_detail(fmt, Path(path), detail_ref)
+    except Exception as error:  # any reader failure degrades to the indexed copy, named
+        return None, f"could not read the run file ({type(error).__name__}: {error}); showing the messages stored in the index"
+    if not isinstance(detail, dict):
+        return None, "the run file's sample is not an object; showing the messages stored in the index"
+    return detail, None
+
+
+def _is_message_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value)
+
+
+def content_text(content: Any) -> str:
+    """Message content as plain text: strings as they are; content parts joined, non-text named."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                kind = part.get("type")
+                if kind == "text":
+                    parts.append(str(part.get("text", "")))
+                elif kind == "reasoning":
+                    summary = part.get("summary") or part.get("reasoning") or ("(redacted)" if part.get("redacted") else "")
+                    parts.append(f"[reasoning] {summary}")
+                else:
+                    parts.append(f"[{kind or 'content'}]")
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _json_text(value: Any) -> str:
+    """Arguments as JSON: one line when short, indented when long."""
+    if isinstance(value, str):
+        return value
+    compact = json.dumps(value, ensure_ascii=False, default=str)
+    return compact if len(compact) <= 80 else json.dumps(value, ensure_ascii=False, default=str, indent=2)
+
+
+def _error_text(error: Any) -> str | None:
+    if not error:
+        return None
+    if isinstance(error, dict):
+        message = error.get("message") or json.dumps(error, default=str)
+        kind = error.get("type")
+        return f"{kind}: {message}" if kind and kind != "unknown" else str(message)
+    return str(error)
+
+
+def _tool_calls(message: dict) -> tuple[ToolCallView, ...]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict):
+            function = call.get("function")
+            if isinstance(function, dict):  # OpenAI shape: {"function": {"name", "arguments"}}
+                name, arguments = function.get("name", "?"), function.get("arguments")
+            else:
+                name, arguments = function or call.get("name") or "?", call.get("arguments")
+            calls.append(ToolCallView(call.get("id"), str(name), _json_text(arguments if arguments is not None else {})))
+    return tuple(calls)
+
+
+def _messages(raw: list[dict], events: list[dict]) -> list[MessageView]:
+    """Chat messages, plus a result line for tool calls whose result never became a message
+    (a tool that crashed the sample): its event says the call failed."""
+    answered = {m.get("tool_call_id") for m in raw if m.get("role") == "tool"}
+    orphans = {
+        e.get("id"): e for e in events
+        if e.get("event") == "tool" and e.get("id") not in answered
+    }  # fmt: skip
+    out = []
+    for message in raw:
+        role = str(message.get("role", "?"))
+        error = _error_text(message.get("error")) if role == "tool" else None
+        out.append(MessageView(
+            role, content_text(message.get("content")), message.get("model"), _tool_calls(message),
+            message.get("tool_call_id"), message.get("function"), error,
+        ))  # fmt: skip
+        for call in out[-1].tool_calls:
+            event = orphans.pop(call.id, None)
+            if event is not None:
+                error = _error_text(event.get("error")) or (
+                    "the tool call failed; no result was recorded" if event.get("failed") else None
+                )
+                out.append(MessageView("tool", content_text(event.get("result")), None, (), call.id, call.function,
+                                       error or "no result was recorded"))
+    return out
+
+
+def _events(raw: list[dict]) -> list[EventView]:
+    """The events worth reading in order: model calls, tool calls, errors, limits, scores, logs."""
+    out = []
+    for event in raw:
+        kind = event.get("event")
+        at = event.get("timestamp")
+        if kind == "model":
+            output = event.get("output") or {}
+            usage = output.get("usage") or {}
+            choices = output.get("choices") or [{}]
+            stop = choices[0].get("stop_reason") if isinstance(choices[0], dict) else None
+            seconds = event.get("working_time") or output.get("time")
+            facts = [
+                f"{usage.get('input_tokens', '?')} in / {usage.get('output_tokens', '?')} out tokens" if usage else "",
+                f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "",
+                f"stop: {stop}" if stop else "",
+                "cached" if event.get("cache") else "",
+            ]
+            out.append(EventView("model", f"model call · {event.get('model', '?')}",
+                                 " · ".join(f for f in facts if f), _error_text(event.get("error")), at))
+        elif kind == "tool":
+            arguments = json.dumps(event.get("arguments") or {}, ensure_ascii=False, default=str)
+            result = content_text(event.get("result"))
+            error = _error_text(event.get("error")) or ("failed" if event.get("failed") else None)
+            out.append(EventView("tool", f"tool call · {event.get('function', '?')}({arguments})",
+                                 result[:_RESULT_PREVIEW], error, at))
+        elif kind == "error":
+            error = event.get("error") or {}
+            out.append(EventView("error", "error", str(error.get("message", "")), str(error.get("traceback") or "") or None, at))
+        elif kind == "sample_limit":
+            out.append(EventView("limit", f"limit · {event.get('type', '?')}", str(event.get("message", "")), None, at))
+        elif kind == "score":
+            score = event.get("score") or {}
+            name = event.get("scorer") or "score"
+            out.append(EventView("score", f"score · {name}" + (" (intermediate)" if event.get("intermediate") else ""),
+                                 f"{_json_text(score.get('value'))} — {score.get('explanation') or ''}".strip(" —"), None, at))
+        elif kind == "logger":
+            message = event.get("message") or {}
+            out.append(EventView("log", f"log · {message.get('level', '?')}", str(message.get("message", "")), None, at))
+        elif kind in ("info", "input", "approval", "sandbox"):
+            out.append(EventView(kind, kind, _json_text(event.get("data") or event.get("message") or ""), None, at))
+    return out

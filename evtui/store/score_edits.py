@@ -1,0 +1,150 @@
+"""Hand review of scores: a person's new value for a score, saved with provenance.
+
+How a human edit is stored (decided here, relied on by filters and queries):
+
+* The score being reviewed (recorded `log`, an evtui `job`'s, or an earlier human one) is never
+  changed. The edit goes to the sample's `source='human'` row for that scorer (job_id 0), created
+  on the first edit; the filter language, the samples list and `sample_epochs` already rank a
+  human score above a job's and the log's, so the reviewed value becomes the effective one
+  everywhere while `match@log` still reads what the file says.
+* Every edit appends a row to `score_edits` (origin 'evtui', author, edit_reason, UTC timestamp,
+  increasing seq) and sets the human row's current value. When the human row is created its
+  history starts, as Inspect's does, with the original it replaced (seq 0, no author), so the
+  human row's history alone reads "original → edit → edit…". Nothing is updated in place except
+  the human row's current value, and that value is always the last history entry.
+* Re-indexing a changed file rewrites only `log` rows; human rows and their history survive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from evtui.store.queries_runs import Db, conn_of
+from evtui.store.rows import dump_value, value_num
+
+__all__ = ["LETTER_GRADES", "HumanEdit", "parse_score_value", "default_author", "add_human_edit"]
+
+# Inspect's letter grades: correct, incorrect, partially correct, no answer.
+LETTER_GRADES = ("C", "I", "P", "N")
+
+
+@dataclass(frozen=True)
+class HumanEdit:
+    """What add_human_edit wrote: the human score row and the history entry appended to it."""
+
+    score_id: int  # the sample's source='human' score for the scorer
+    seq: int
+    value: Any
+    created: bool  # True when this edit created the human score row
+
+
+def parse_score_value(text: str) -> str | int | float | dict | list:
+    """A value typed by a person: C/I/P/N (any case), a number, or a JSON object/list.
+
+    Raises ValueError with a message fit to show under the input.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("enter C, I, P, N or a number")
+    if stripped.upper() in LETTER_GRADES:
+        return stripped.upper()
+    if stripped[0] in "{[":
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not valid JSON: {error.msg}") from None
+        return parsed
+    try:
+        number: int | float = int(stripped)
+    except ValueError:
+        try:
+            number = float(stripped)
+        except ValueError:
+            raise ValueError(f"{stripped!r} is not C, I, P, N or a number") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError("the value must be a finite number")
+    return number
+
+
+def default_author() -> str:
+    """The reviewer's name when none is given: $USER (or $USERNAME), else 'unknown'."""
+    return os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def add_human_edit(
+    db: Db,
+    score_id: int,
+    value: Any,
+    *,
+    reason: str | None,
+    author: str | None = None,
+    timestamp: str | None = None,
+) -> HumanEdit:
+    """Record a person's `value` for the score `score_id` (any source), in one transaction.
+
+    The sample's human score for that scorer is created from the reviewed score on the first
+    edit (answer, explanation and metadata carried over, as Inspect's edit_score keeps them) and
+    its current value set; the edit is appended to its history. Raises LookupError if the score
+    does not exist.
+    """
+    conn = conn_of(db)
+    author = author or default_author()
+    timestamp = timestamp or _now()
+    reason = reason.strip() if reason and reason.strip() else None
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        base = conn.execute(
+            "SELECT sample_rowid, run_id, scorer, source, value, answer, explanation, reason, metadata, created "
+            "FROM scores WHERE id = ?",
+            (score_id,),
+        ).fetchone()
+        if base is None:
+            raise LookupError(f"no score with id {score_id}")
+        sample_rowid, run_id, scorer = base[0], base[1], base[2]
+        human = conn.execute(
+            "SELECT id FROM scores WHERE sample_rowid = ? AND scorer = ? AND source = 'human' AND job_id = 0",
+            (sample_rowid, scorer),
+        ).fetchone()
+        created = human is None
+        if created:
+            human_id = conn.execute(
+                "INSERT INTO scores (sample_rowid, run_id, scorer, source, job_id, value, value_num, answer, "
+                "explanation, reason, metadata, created) VALUES (?, ?, ?, 'human', 0, ?, ?, ?, ?, ?, ?, ?)",
+                (sample_rowid, run_id, scorer, base[4], None, base[5], base[6], base[7], base[8], timestamp),
+            ).lastrowid
+            # The original first, as in Inspect's history: the human row reads original → edits.
+            conn.execute(
+                "INSERT INTO score_edits (score_id, seq, value, answer, explanation, reason, metadata, "
+                "author, edit_reason, timestamp, origin) VALUES (?, 0, ?, ?, ?, ?, ?, NULL, NULL, ?, 'evtui')",
+                (human_id, base[4], base[5], base[6], base[7], base[8], base[9]),
+            )
+        else:
+            human_id = human[0]
+        seq = conn.execute(
+            "SELECT IFNULL(max(seq), -1) + 1 FROM score_edits WHERE score_id = ?", (human_id,)
+        ).fetchone()[0]
+        value_text = dump_value(value)
+        conn.execute(
+            "INSERT INTO score_edits (score_id, seq, value, answer, explanation, reason, metadata, author, "
+            "edit_reason, timestamp, origin) VALUES (?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?, 'evtui')",
+            (human_id, seq, value_text, author, reason, timestamp),
+        )
+        conn.execute(
+            "UPDATE scores SET value = ?, value_num = ?, reason = ?, created = ? WHERE id = ?",
+            (value_text, value_num(value), reason, timestamp, human_id),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return HumanEdit(human_id, seq, value, created)
+
