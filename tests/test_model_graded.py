@@ -293,3 +293,13 @@ async def test_job_usage_sums_grader_cost_and_separates_cached_calls(server):
     assert totals["input_tokens"] == sum(s.metadata["grader_usage"]["input_tokens"] for s in [*fresh, again])
     assert totals["fresh_input_tokens"] == totals["input_tokens"] - per_call["input_tokens"]
     assert totals["fresh_seconds"] < totals["seconds"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, problem",
+    [({"model": []}, "names no grader"), ({"grade_pattern": "GRADE: ("}, "not a valid regular expression"),
+     ({"grade_pattern": "GRADE: C"}, "needs a group")],
+)
+def test_unusable_arguments_are_refused_when_the_scorer_is_made(kwargs, problem):
+    with pytest.raises(ValueError, match=problem):
+        model_graded_qa(**kwargs)

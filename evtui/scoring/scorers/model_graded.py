@@ -152,10 +152,16 @@ def _model_graded(
     max_tokens: int | None,
 ):
     template = Template.parse(template_text)  # a forbidden field fails here, before any sample
+    if isinstance(model, list) and not model:
+        raise ValueError("model=[] names no grader; give one model or a list of them")
     for spec in model if isinstance(model, list) else [model]:
         _endpoint_options(spec, base_url, api_key_env)  # a bad panel entry fails here too
     if grade_pattern is not None:
-        re.compile(grade_pattern)
+        try:
+            if re.compile(grade_pattern).groups < 1:
+                raise ValueError(f"grade_pattern {grade_pattern!r} needs a group capturing the grade, e.g. 'GRADE: (\\w)'")
+        except re.error as error:
+            raise ValueError(f"grade_pattern {grade_pattern!r} is not a valid regular expression: {error}") from None
     uses_default_instructions = not instructions
     grading_instructions = instructions or default_instructions(partial_credit)
     params = {"temperature": temperature, "max_tokens": max_tokens}
