@@ -78,6 +78,7 @@ def _prompt_text(body: dict[str, Any] | None) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms ACK wait
     server: "_Server"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
