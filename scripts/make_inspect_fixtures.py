@@ -3,7 +3,11 @@
 Every log is produced by the real `inspect_ai` (0.3.285) with the `mockllm/model` provider and
 fixed outputs, so the files are exactly what Inspect writes. Run from the repository root:
 
-    /work/venv/bin/python scripts/make_inspect_fixtures.py
+    /work/venv/bin/python scripts/make_inspect_fixtures.py              # all of them
+    /work/venv/bin/python scripts/make_inspect_fixtures.py killed.json  # only the named ones
+
+(qa_edited.eval is derived from the qa_match.eval on disk.) Token counts come from a word-count
+stand-in for tiktoken (see below), so the logs can be made offline.
 
 Files written (stable names; Inspect's own names are timestamped, so each log is renamed):
     qa_match.eval / qa_match.json           12 QA samples, match(numeric=True) + includes()
@@ -11,16 +15,17 @@ Files written (stable names; Inspect's own names are timestamped, so each log is
     model_graded.eval                       model_graded_qa with a mock grader (one reply ungraded)
     tool_agent.eval                         use_tools + generate, tool errors, errored samples
     cancelled.eval                          SIGINT mid-run -> status "cancelled"
-    killed.eval                             SIGKILL mid-run -> status "started" (journal only)
+    killed.eval / killed.json               SIGKILL mid-run -> status "started" (journal / flushed samples)
     qa_edited.eval                          qa_match.eval with edit_score() applied (provenance)
     dict_unscored.eval / dict_unscored.json dict-valued scorer + Score.unscored NaN values
 
-The cancelled/killed runs re-invoke this script as a child process (`--child KIND LOG_DIR`).
+The cancelled/killed runs re-invoke this script as a child process (`--child KIND LOG_DIR FORMAT`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -287,28 +292,31 @@ def slow_model():
     return get_model(MODEL, custom_outputs=outputs, memoize=False)
 
 
-def child(kind: str, log_dir: str) -> None:
+def child(kind: str, log_dir: str, fmt: str) -> None:
     # Interrupted by the parent: eval() returns no logs on SIGINT, so don't index the result.
-    eval(slow_task(kind, 0.4), model=slow_model(), log_dir=log_dir, log_format="eval",
+    eval(slow_task(kind, 0.4), model=slow_model(), log_dir=log_dir, log_format=fmt,
          display="none", max_samples=1, log_buffer=2)
 
 
-def _flushed_samples(log_dir: Path) -> int:
-    for path in log_dir.glob("*.eval"):
+def _flushed_samples(log_dir: Path, fmt: str) -> int:
+    for path in log_dir.glob(f"*.{fmt}"):
         try:
+            if fmt == "json":
+                return len(json.loads(path.read_text()).get("samples") or [])
             with zipfile.ZipFile(path) as archive:
                 return sum(1 for n in archive.namelist() if n.startswith("samples/"))
-        except (zipfile.BadZipFile, OSError):
+        except (zipfile.BadZipFile, OSError, ValueError):
             return 0
     return 0
 
 
 def interrupted_run(kind: str, sig: int, name: str) -> Path:
+    fmt = name.rsplit(".", 1)[1]
     with tempfile.TemporaryDirectory() as tmp:
         log_dir = Path(tmp)
-        process = subprocess.Popen([sys.executable, __file__, "--child", kind, tmp], cwd=REPO)
+        process = subprocess.Popen([sys.executable, __file__, "--child", kind, tmp, fmt], cwd=REPO)
         deadline = time.monotonic() + 120
-        while _flushed_samples(log_dir) < 6:
+        while _flushed_samples(log_dir, fmt) < 6:
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()
                 raise SystemExit(f"{kind}: child never flushed samples")
@@ -316,7 +324,7 @@ def interrupted_run(kind: str, sig: int, name: str) -> Path:
         process.send_signal(sig)
         process.wait(timeout=60)
         time.sleep(0.2)
-        (log,) = [p for p in log_dir.glob("*.eval")]
+        (log,) = [p for p in log_dir.glob(f"*.{fmt}")]
         target = OUT / name
         shutil.copy(log, target)
         return target
@@ -394,28 +402,48 @@ def dict_model():
 # -------------------------------------------------------------------------------------------------
 
 
-def main() -> None:
+def _generate(name: str, logs: Path) -> None:
+    stem, fmt = name.rsplit(".", 1)
+    runs = {
+        "qa_match": lambda: _run(qa_task(), qa_model(), logs, fmt),
+        "mc_epochs": lambda: _run(mc_task(), mc_model(), logs, fmt),
+        "dict_unscored": lambda: _run(dict_task(), dict_model(), logs, fmt),
+        "model_graded": lambda: _run(graded_task(), graded_model(), logs, fmt),
+        "tool_agent": lambda: _run(agent_task(), agent_model(), logs, fmt, fail_on_error=False),
+    }
+    if stem in runs:
+        _place(runs[stem](), name)
+    elif stem == "qa_edited":
+        edited_log(OUT / "qa_match.eval")
+    elif stem == "cancelled":
+        interrupted_run("cancelled", signal.SIGINT, name)
+    elif stem == "killed":
+        interrupted_run("killed", signal.SIGKILL, name)
+    else:
+        raise SystemExit(f"unknown fixture {name!r}; choose from: {', '.join(ALL)}")
+
+
+ALL = ["qa_match.eval", "qa_match.json", "mc_epochs.eval", "mc_epochs.json", "dict_unscored.eval",
+       "dict_unscored.json", "model_graded.eval", "tool_agent.eval", "qa_edited.eval",
+       "cancelled.eval", "killed.eval", "killed.json"]
+DEMO_RUNS = ("qa_match.eval", "mc_epochs.eval", "model_graded.eval", "tool_agent.eval")
+
+
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     DEMO.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        logs = Path(tmp)
-        for fmt in ("eval", "json"):
-            _place(_run(qa_task(), qa_model(), logs, fmt), f"qa_match.{fmt}")
-            _place(_run(mc_task(), mc_model(), logs, fmt), f"mc_epochs.{fmt}")
-            _place(_run(dict_task(), dict_model(), logs, fmt), f"dict_unscored.{fmt}")
-        _place(_run(graded_task(), graded_model(), logs, "eval"), "model_graded.eval")
-        _place(_run(agent_task(), agent_model(), logs, "eval", fail_on_error=False), "tool_agent.eval")
-    edited_log(OUT / "qa_match.eval")
-    interrupted_run("cancelled", signal.SIGINT, "cancelled.eval")
-    interrupted_run("killed", signal.SIGKILL, "killed.eval")
-    for name in ("qa_match.eval", "mc_epochs.eval", "model_graded.eval", "tool_agent.eval"):
-        shutil.copy(OUT / name, DEMO / name)
+        for name in names or ALL:
+            _generate(name, Path(tmp))
+    for name in DEMO_RUNS:
+        if not names or name in names:
+            shutil.copy(OUT / name, DEMO / name)
     for path in sorted(OUT.iterdir()):
         print(f"{path.stat().st_size:>8}  {path.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
-        main()
+        main(sys.argv[1:])

@@ -171,6 +171,31 @@ def test_killed_run_reads_from_the_journal() -> None:
     assert [(s.sample_id, s.epoch) for s in summaries] == [(s.sample_id, s.epoch) for s in samples]
 
 
+def test_killed_json_run_has_the_flushed_samples() -> None:
+    run, samples = read_all(DATA / "killed.json")
+    assert run.status == "started" and run.results == [] and run.started_at is None
+    assert run.total_samples == 40 and [s.sample_id for s in samples] == [str(i) for i in range(1, 7)]
+
+
+def test_digit_string_ids_sort_as_text(tmp_path: Path) -> None:
+    # Inspect zero-pads only int ids; "10" < "2" when the ids are strings.
+    members = []
+    for name, content in _fixture_members("qa_match.eval"):
+        document = json.loads(content)
+        if name in ("header.json", "_journal/start.json"):
+            dataset = document["eval"]["dataset"]
+            dataset["sample_ids"] = [str(i) for i in dataset["sample_ids"]]
+        elif name.startswith("samples/"):
+            document["id"] = str(document["id"])
+        encoded = json.dumps(document).encode()
+        members.append((name, 0, encoded, encoded))
+    path = tmp_path / "string_ids.eval"
+    _raw_zip(path, members)
+    _, samples = read_all(path)
+    assert [s.sample_id for s in samples] == sorted(str(i) for i in range(1, 13))
+    assert [(str(s.id)) for s in read_eval_log(str(path)).samples] == [s.sample_id for s in samples]
+
+
 def test_edited_scores_keep_history_with_provenance() -> None:
     run, samples = read_all(DATA / "qa_edited.eval")
     q4 = next(s for s in samples if s.sample_id == "4").scores[0]

@@ -196,7 +196,7 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
     dataset_ids = ((header.get("eval") or {}).get("dataset") or {}).get("sample_ids") or []
     int_ids = {str(i) for i in dataset_ids if isinstance(i, int)}
     keyed = []
-    guess_ints = not int_ids
+    guess_ints = not dataset_ids  # no id list in the header: digits are taken for int ids
     prefix, suffix = len(SAMPLES), -len(".json")
     for name in archive.members:
         if not (name.startswith(SAMPLES) and name.endswith(".json")):
