@@ -264,3 +264,34 @@ def test_truncation_is_reported_on_either_path(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(ReaderError, match=r"not valid JSON \(truncated or damaged\)") as caught:
         ag2.read(path)
     assert caught.value.path == str(path)
+
+
+def test_wrongly_typed_task_fields_are_tolerated(tmp_path: Path) -> None:
+    raw = _raw(SCHEMA_02)
+    raw["tasks"][0]["feedback"][0]["comment"] = {"not": "text"}  # coerced to text, kept
+    raw["tasks"][1]["duration_ms"] = "slow"  # ignored, kept
+    raw["tasks"][2]["metadata"] = ["not", "a", "dict"]  # ignored, kept
+    raw["tasks"][3]["inputs"] = {"input": {"nested": True}}  # shown as JSON text
+    raw["tasks"][4]["events"][0]["tool_calls"]["calls"] = True  # ignored
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    run_read = ag2.read(path)
+    samples = list(run_read.samples)
+    assert len(samples) == 8 and run_read.warnings == []
+    assert samples[0].scores[0].explanation == '{"not": "text"}'
+    assert samples[1].usage.total_time is None
+    assert samples[3].input_text == '{"nested": true}'
+
+
+def test_a_task_that_cannot_be_mapped_is_skipped_and_the_rest_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ag2.sample_from_task
+
+    def failing_on_oslo(task, split_repeats):
+        if task["task_id"] == "oslo#1":
+            raise ValueError("unexpected shape")
+        return real(task, split_repeats)
+
+    monkeypatch.setattr(ag2, "sample_from_task", failing_on_oslo)
+    run_read = ag2.read(SCHEMA_02)
+    assert len(list(run_read.samples)) == 7
+    assert run_read.warnings == [f"{SCHEMA_02} (tasks[4], task 'oslo#1'): unexpected shape; skipped"]

@@ -21,7 +21,7 @@ import ijson
 import orjson
 from ijson.common import ObjectBuilder
 
-from evtui.readers.ag2_tasks import REPEAT_ID, as_float, as_int, mapping, sample_from_task
+from evtui.readers.ag2_tasks import REPEAT_ID, as_float, as_int, as_list, mapping, sample_from_task
 from evtui.readers.base import ReaderError, RunRead
 from evtui.records import ResultRecord, RunRecord, SampleRecord, Usage
 
@@ -49,7 +49,10 @@ def read(path: Path) -> RunRead:
         task_stream = _stream_tasks(path)
     split_repeats = bool(task_ids) and all(REPEAT_ID.match(t) for t in task_ids)
     warnings: list[str] = []
-    run = _run_record(path, header, task_ids, models, errors)
+    try:
+        run = _run_record(path, header, task_ids, models, errors)
+    except (TypeError, ValueError) as exc:
+        raise ReaderError(str(path), f"bad run header: {' '.join(str(exc).split())[:200]}") from None
     if header.get("schema_version") not in SCHEMA_VERSIONS:
         warnings.append(
             f"{path}: unknown AG2 schema_version {header.get('schema_version')!r}; read as {SCHEMA_VERSIONS[-1]}"
@@ -94,7 +97,7 @@ def _scan_document(doc: dict[str, Any]) -> Scan:
         if task.get("task_id") is not None:
             task_ids.append(str(task["task_id"]))
         errors += isinstance(task.get("exception"), dict)
-        for event in task.get("events") or []:
+        for event in as_list(task.get("events")):
             if isinstance(event, dict) and isinstance(event.get("model"), str):
                 models[event["model"]] += 1
     return header, task_ids, models, errors
@@ -156,14 +159,14 @@ def _run_record(
         path=str(path),
         format=FORMAT,
         run_key=str(header.get("run_id")),
-        task=label or suite.get("name"),
+        task=_optional_text(label or suite.get("name")),
         # The run names no model; the model responses in the trace do.
         model=", ".join(name for name, _ in models.most_common()) or None,
         # A run file is written once the whole run has finished; only a run in which every
         # task raised is reported as failed.
         status="error" if all_failed else "success",
         error="every task raised an exception" if all_failed else None,
-        created=header.get("created_at"),
+        created=_optional_text(header.get("created_at")),
         duration=duration_ms / 1000 if isinstance(duration_ms, (int, float)) else None,
         total_samples=len(task_ids),
         completed_samples=len(task_ids) - errors,
@@ -236,11 +239,21 @@ def _samples(
         if not isinstance(task, dict) or task.get("task_id") is None:
             warnings.append(f"{path} (tasks[{index}]): not a task record (no task_id); skipped")
             continue
-        yield sample_from_task(task, split_repeats)
+        try:
+            sample = sample_from_task(task, split_repeats)
+        except (TypeError, ValueError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError
+            problem = " ".join(str(exc).split())[:200]
+            warnings.append(f"{path} (tasks[{index}], task {task['task_id']!r}): {problem}; skipped")
+            continue
+        yield sample
 
 
 def _short(exc: Exception) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
 
 
 def _size(path: Path) -> int:

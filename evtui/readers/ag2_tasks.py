@@ -28,17 +28,17 @@ def sample_from_task(task: dict[str, Any], split_repeats: bool) -> SampleRecord:
         sample_id, epoch = m["base"], int(m["n"])
     inputs = task.get("inputs")
     prompt = inputs.get("input") if isinstance(inputs, dict) else inputs
-    events = [e for e in task.get("events") or [] if isinstance(e, dict)]
+    events = [e for e in as_list(task.get("events")) if isinstance(e, dict)]
     tokens = mapping(task.get("tokens"))
     exception = task.get("exception")
     duration_ms = task.get("duration_ms")
     metadata = dict(mapping(task.get("metadata")))
-    metadata.setdefault("tags", list(task.get("tags") or []))
+    metadata.setdefault("tags", as_list(task.get("tags")))
     metadata["ag2"] = {
         "task_id": task_id,
         "inputs": inputs,
         "reference_outputs": task.get("reference_outputs"),
-        "tags": list(task.get("tags") or []),
+        "tags": as_list(task.get("tags")),
         "budget_violation": task.get("budget_violation"),
         "trace_ref": task.get("trace_ref"),
         # Cache tokens and the exact duration have no SampleRecord field; AG2 scorers read them.
@@ -61,7 +61,7 @@ def sample_from_task(task: dict[str, Any], split_repeats: bool) -> SampleRecord:
             total_time=duration_ms / 1000 if isinstance(duration_ms, (int, float)) else None,
         ),
         error=_exception_text(exception),
-        scores=[s for fb in task.get("feedback") or [] if (s := _score(fb)) is not None],
+        scores=[s for fb in as_list(task.get("feedback")) if (s := _score(fb)) is not None],
         detail_ref=task_id,
     )
 
@@ -81,7 +81,7 @@ def _score(feedback: Any) -> ScoreRecord | None:
         scorer=str(feedback["key"]),
         value=value,
         answer=str(label) if score is not None and label is not None else None,
-        explanation=feedback.get("comment"),
+        explanation=None if feedback.get("comment") is None else _text(feedback["comment"]),
         metadata=detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail}),
     )
 
@@ -126,7 +126,7 @@ def _messages(prompt: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
         if kind == "ModelResponse":
             content = _message_content(event)
             assistant = {"role": "assistant", "content": content or "", "model": event.get("model")}
-            calls = mapping(_unwrap(event.get("tool_calls"))).get("calls") or []
+            calls = as_list(mapping(_unwrap(event.get("tool_calls"))).get("calls"))
             if content is not None or calls:
                 messages.append(assistant)
             for call in calls:
@@ -175,7 +175,7 @@ def _message_content(event: dict[str, Any]) -> str | None:
 
 
 def _result_text(result: Any) -> str:
-    parts = mapping(_unwrap(result)).get("parts") or []
+    parts = as_list(mapping(_unwrap(result)).get("parts"))
     texts = []
     for part in parts:
         part = mapping(_unwrap(part))
@@ -214,6 +214,10 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def mapping(value: Any) -> dict[str, Any]:
