@@ -38,7 +38,22 @@ _default_to_float = value_to_float()
 @score_reducer(name="mean")
 def mean_score(value_to_float: ValueToFloat | None = None) -> Reducer:
     """Mean of the epochs' values as floats (statistics.mean: exactly rounded)."""
-    return _statistic_reducer(statistics.mean, value_to_float)
+    return _statistic_reducer(exact_mean, value_to_float)
+
+
+_EXACT_SUMMANDS = frozenset((0.0, 0.5, 1.0))
+
+
+def exact_mean(values: list[float]) -> float:
+    """statistics.mean(values) (the exactly rounded mean), without its rational arithmetic in
+    the common cases: one value, equal values, or values in {0, 0.5, 1} whose float sum is exact."""
+    first = values[0]
+    if len(values) == 1 or all(v == first for v in values):
+        if isinstance(first, float) and math.isfinite(first):
+            return first + 0.0  # statistics.mean turns -0.0 into 0.0
+    elif len(values) < 1 << 50 and all(type(v) is float and v in _EXACT_SUMMANDS for v in values):
+        return sum(values, 0.0) / len(values)  # exact sum, one correctly rounded division
+    return statistics.mean(values)
 
 
 @score_reducer(name="median")
@@ -316,8 +331,10 @@ def _max_or_nan(items: list[Any], to_float: ValueToFloat) -> Any:
 
 
 def _agreed(scores: list[Score], field: str) -> Any:
-    values = {getattr(s, field) for s in scores}
-    return getattr(scores[0], field) if len(values) == 1 else None
+    first = getattr(scores[0], field)
+    if len(scores) == 1:
+        return first
+    return first if len({getattr(s, field) for s in scores}) == 1 else None
 
 
 def _reduced_score(value: Value, scores: list[Score]) -> Score:
