@@ -173,6 +173,16 @@ class EvtuiApp(App[None]):
             markup=False,
         )
 
+    def display_path(self, path: str) -> str:
+        """`path` relative to the indexed directory when it lies inside it, else as is."""
+        for root in self.ingest_paths:
+            base = root if root.is_dir() else root.parent
+            try:
+                return str(Path(path).relative_to(base))
+            except ValueError:
+                continue
+        return path
+
     def action_help(self) -> None:
         from evtui.app.screens.help import HelpScreen
 

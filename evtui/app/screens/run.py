@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on, work
@@ -23,7 +24,7 @@ class RunScreen(Screen[None]):
     TITLE = "Run"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
-        Binding("enter", "open_samples", "Samples", id="run.samples"),
+        Binding("enter", "open_samples", "Samples", show=False, id="run.samples"),
     ]
 
     def __init__(self, run_id: int) -> None:
@@ -38,7 +39,7 @@ class RunScreen(Screen[None]):
         summary.border_title = "Run"
         yield summary
         yield Static("Results", id="results-title")
-        yield BoundedTable(("Scorer", "Reducer", "Metric", "Value", "Scored", "Source"), id="results-table")
+        yield BoundedTable(("Scorer", "Reducer", "Metric", "Value", "Scored", "Source"), enter_label="Samples", id="results-table")
         yield StatusLine(id="run-status")
         yield Footer()
 
@@ -75,7 +76,7 @@ class RunScreen(Screen[None]):
         self.sub_title = f"{run.task or '?'} · {run.model or '?'}"
         summary = self.query_one("#run-summary", Static)
         summary.border_title = run.task or "Run"
-        summary.update(run_summary(message.run))
+        summary.update(run_summary(message.run, self.app.display_path))  # type: ignore[attr-defined]
         self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in message.results])
         recorded = sum(1 for result in message.results if not result.job_id)
         computed = len(message.results) - recorded
@@ -98,7 +99,7 @@ class RunScreen(Screen[None]):
         self.app.push_screen(SamplesScreen(self.run_id, scorer=result.scorer, title=self.sub_title))
 
 
-def run_summary(detail: Any) -> Content:
+def run_summary(detail: Any, display_path: Callable[[str], str] = str) -> Content:
     """The facts about a run (a `queries.RunDetail`), one per line, then its scoring configuration."""
     run = detail.row
     lines: list[Content] = [
@@ -113,7 +114,7 @@ def run_summary(detail: Any) -> Content:
         _fact("Cost", fmt.format_cost(run.cost)),
         _fact("Duration", fmt.format_duration(run.duration)),
         _fact("Created", run.created or "–"),
-        _fact("File", f"{run.path}  [{run.format}]" + ("  (file missing: showing what was indexed)" if run.missing else "")),
+        _fact("File", f"{display_path(run.path)}  [{run.format}]" + ("  (file missing: showing what was indexed)" if run.missing else "")),
     ]
     if run.error:
         lines.append(_fact("Error", Content.styled(run.error.splitlines()[0][:200], "$score-fail")))

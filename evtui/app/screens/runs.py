@@ -25,7 +25,7 @@ class RunsScreen(Screen[None]):
 
     TITLE = "Runs"
     BINDINGS = [
-        Binding("enter", "open_run", "Open run", show=True, id="runs.open"),
+        Binding("enter", "open_run", "Open run", show=False, id="runs.open"),
         Binding("r", "reload", "Reload", id="runs.reload"),
     ]
 
@@ -35,7 +35,7 @@ class RunsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield BoundedTable(COLUMNS, id="runs-table")
+        yield BoundedTable(COLUMNS, enter_label="Open run", id="runs-table")
         yield Static("", id="empty-hint")
         yield StatusLine(id="runs-status")
         yield Footer()
@@ -68,7 +68,8 @@ class RunsScreen(Screen[None]):
     @on(RunsLoaded)
     def _on_runs_loaded(self, message: RunsLoaded) -> None:
         table = self.query_one("#runs-table", BoundedTable)
-        selected = self._selected_run_id()
+        # Stay on the selected run as the list grows, unless on the first row: then stay at the top.
+        selected = self._selected_run_id() if table.cursor_row > 0 else None
         self.runs = message.runs
         table.show_rows([run_cells(run) for run in message.runs], keys=[str(run.id) for run in message.runs])
         if selected is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import DataTable
 
@@ -16,9 +17,12 @@ class BoundedTable(DataTable[Content]):
     DataTable cannot measure Content, so column widths are computed here from the text.
     """
 
-    def __init__(self, column_labels: Sequence[str], *, id: str | None = None) -> None:
+    def __init__(self, column_labels: Sequence[str], *, enter_label: str = "", id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.column_labels = list(column_labels)
+        if enter_label:
+            # Say in the footer and help what Enter does here (DataTable's own binding is hidden).
+            self._bindings.key_to_bindings["enter"] = [Binding("enter", "select_cursor", enter_label)]
 
     def on_mount(self) -> None:
         self.show_rows([])

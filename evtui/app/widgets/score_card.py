@@ -1,0 +1,106 @@
+"""One score in full: value, where it came from, answer, explanation, reason, metadata, edit history."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from evtui.app import formatting as fmt
+from evtui.sample_view import ScoreView
+
+ORIGIN_STYLES = {"recorded": "$text-muted", "job": "$secondary", "human": "$accent"}
+
+
+def value_text(value: Any) -> str:
+    """A decoded score value as text: C, 0.75, {"a":1}; NaN reads `unscored`."""
+    if value is None:
+        return "–"
+    if isinstance(value, float) and value != value:
+        return "unscored"
+    if isinstance(value, str | int | float | bool):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class ScoreCard(Vertical, can_focus=True):
+    """Focusable, so the screen knows which score `e` edits and `c` copies."""
+
+    DEFAULT_CSS = """
+    ScoreCard {
+        height: auto;
+        border: round $panel;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+    ScoreCard:focus {
+        border: round $primary;
+    }
+    ScoreCard > .score--label {
+        color: $text-muted;
+        text-style: bold;
+        margin-top: 1;
+    }
+    ScoreCard > .score--text {
+        padding-left: 2;
+    }
+    ScoreCard > .score--muted {
+        padding-left: 2;
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, view: ScoreView) -> None:
+        super().__init__()
+        self.view = view
+        score = view.score
+        self.border_title = score.scorer
+        self.border_subtitle = view.origin_label + (" · counts" if view.effective else "")
+
+    def compose(self) -> ComposeResult:
+        score = self.view.score
+        yield Static(self.headline(), classes="score--headline")
+        for label, text in (("Answer", score.answer), ("Explanation", score.explanation), ("Reason", score.reason)):
+            if text:
+                yield Static(label, classes="score--label")
+                yield Static(Content(text), classes="score--text")
+        if score.metadata:
+            yield Static("Metadata", classes="score--label")
+            yield Static(Content(json.dumps(score.metadata, indent=2, ensure_ascii=False, default=str)), classes="score--text")
+        yield Static(f"History ({len(score.edits)} entr{'y' if len(score.edits) == 1 else 'ies'})", classes="score--label")
+        if not score.edits:
+            yield Static("no edits", classes="score--muted")
+        for edit in score.edits:
+            yield Static(history_line(edit), classes="score--text")
+
+    def headline(self) -> Content:
+        score = self.view.score
+        number = "" if score.value_num is None else f" ({fmt.format_number(score.value_num)})"
+        return Content.assemble(
+            fmt.score_content(score.value_num, value_text(score.value)),
+            number,
+            "  ",
+            (self.view.origin_label, ORIGIN_STYLES.get(self.view.origin, "$text")),
+            ("  ★ counts for this scorer" if self.view.effective else "  (overridden)", "$text-muted"),
+        )
+
+
+def history_line(edit: Any) -> Content:
+    """`#1 C · alice · 2026-11-23 08:06 · "reason" · evtui`; the first entry of a history is the original."""
+    who = edit.author or ("original" if edit.seq == 0 else "?")
+    when = (edit.timestamp or "")[:16].replace("T", " ")
+    parts: list[str | tuple[str, str]] = [
+        (f"#{edit.seq} ", "$text-muted"), (value_text(edit.value), "bold"), f" · {who}",
+    ]  # fmt: skip
+    if when:
+        parts.append((f" · {when}", "$text-muted"))
+    if edit.edit_reason:
+        parts.append(f" · “{edit.edit_reason}”")
+    if edit.explanation and edit.seq > 0:
+        parts.append((f" · explanation: {edit.explanation}", "$text-muted"))
+    parts.append((f" · {'made in evtui' if edit.origin == 'evtui' else 'from the log'}", "$text-muted"))
+    return Content.assemble(*parts)
