@@ -295,3 +295,13 @@ def test_a_task_that_cannot_be_mapped_is_skipped_and_the_rest_load(monkeypatch: 
     run_read = ag2.read(SCHEMA_02)
     assert len(list(run_read.samples)) == 7
     assert run_read.warnings == [f"{SCHEMA_02} (tasks[4], task 'oslo#1'): unexpected shape; skipped"]
+
+
+@pytest.mark.parametrize("limit", [0, ag2.WHOLE_FILE_LIMIT], ids=["streamed", "whole"])
+def test_byte_order_mark_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    monkeypatch.setattr(ag2, "WHOLE_FILE_LIMIT", limit)
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + SCHEMA_01.read_bytes())
+    assert ag2.sniff(path, path.read_bytes()[:8192])
+    assert len(list(ag2.read(path).samples)) == 8
+    assert ag2.load_sample_detail(path, "greet#1")["task_id"] == "greet#1"

@@ -264,7 +264,11 @@ def _size(path: Path) -> int:
 
 
 def _open(path: Path):
+    """The file positioned after a UTF-8 byte-order mark, if any (AG2 itself reads utf-8-sig)."""
     try:
-        return open(path, "rb")
+        f = open(path, "rb")
     except OSError as exc:
         raise ReaderError(str(path), f"cannot open: {exc.strerror or exc}") from None
+    if f.read(3) != b"\xef\xbb\xbf":
+        f.seek(0)
+    return f
