@@ -21,7 +21,7 @@ logging.getLogger("inspect_ai").setLevel(logging.ERROR)
 NAN = float("nan")
 SPECS = ["mean", "median", "mode", "max", "majority", "collect", "at_least_1", "at_least_2", "pass_at_1", "pass_at_2",
          "pass_at_3", "pass_k_1", "pass_k_2", "pass_k_3"]
-SCALARS: list[Any] = ["C", "I", "P", "N", "yes", "no", 0, 1, 1.0, True, False, 0.5, 0.25, 0.7, 2, "x", NAN]
+SCALARS: list[Any] = ["C", "I", "P", "N", "yes", "no", 0, 1, 1.0, True, False, 0.5, 0.25, 0.7, 2, -0.0, "x", NAN]
 
 
 def same(ours: Any, theirs: Any) -> bool:
@@ -155,3 +155,15 @@ def test_validate_reducer_rejects_k_above_epochs() -> None:
     er.validate_reducer(2, er.pass_at(2))
     with pytest.raises(ValueError, match="pass_at_3.*3 epochs"):
         er.validate_reducer(2, er.pass_at(3))
+
+
+def test_mean_fast_paths_equal_statistics_mean() -> None:
+    import statistics
+
+    rng = random.Random("exact-mean")
+    pool = [0.0, -0.0, 0.5, 1.0, 0.25, 0.7, 1 / 3, 1e308, float("inf")]
+    for _ in range(20000):
+        values = [rng.choice(pool) for _ in range(rng.choice([1, 2, 3, 5, 8]))]
+        expected = statistics.mean(values)
+        got = er.exact_mean(values)
+        assert same(got, expected) and math.copysign(1, got) == math.copysign(1, expected), values
