@@ -90,17 +90,19 @@ class ScoreCard(Vertical, can_focus=True):
 
 
 def history_line(edit: Any) -> Content:
-    """`#1 C · alice · 2026-11-23 08:06 · "reason" · evtui`; the first entry of a history is the original."""
-    who = edit.author or ("original" if edit.seq == 0 else "?")
+    """`#1 C · alice · 2026-11-23 08:06 · “reason”`; entry #0 of a history is the original value."""
+    original = edit.seq == 0 and not edit.author
     when = (edit.timestamp or "")[:16].replace("T", " ")
     parts: list[str | tuple[str, str]] = [
-        (f"#{edit.seq} ", "$text-muted"), (value_text(edit.value), "bold"), f" · {who}",
+        (f"#{edit.seq} ", "$text-muted"), (value_text(edit.value), "bold"),
+        " · original value" if original else f" · {edit.author or 'unknown author'}",
     ]  # fmt: skip
     if when:
         parts.append((f" · {when}", "$text-muted"))
     if edit.edit_reason:
         parts.append(f" · “{edit.edit_reason}”")
-    if edit.explanation and edit.seq > 0:
+    if edit.explanation and not original:
         parts.append((f" · explanation: {edit.explanation}", "$text-muted"))
-    parts.append((f" · {'made in evtui' if edit.origin == 'evtui' else 'from the log'}", "$text-muted"))
+    if not original:
+        parts.append((" · edited in evtui" if edit.origin == "evtui" else " · edit recorded in the log", "$text-muted"))
     return Content.assemble(*parts)

@@ -1,0 +1,328 @@
+"""The end of the drill-down: one sample in full, its epochs, every score, and hand review."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.content import Content
+from textual.lazy import Lazy
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
+from evtui.app.widgets.epoch_table import EpochTable
+from evtui.app.widgets.event_log import EventLog
+from evtui.app.widgets.sample_overview import SampleOverview, usage_text
+from evtui.app.widgets.score_card import ScoreCard
+from evtui.app.widgets.transcript import Transcript
+from evtui.sample_view import SampleOrdering, SampleView, ScoreView
+
+TABS = ("overview", "transcript", "events", "scores", "metadata")
+
+
+class SampleScreen(Screen[None]):
+    """A sample's overview, transcript, events, scores and metadata; n/p walk the samples list."""
+
+    TITLE = "Sample"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="sample.back"),
+        Binding("n,right_square_bracket", "next_sample", "Next", key_display="n/]", id="sample.next"),
+        Binding("p,left_square_bracket", "previous_sample", "Prev", key_display="p/[", id="sample.previous"),
+        Binding("greater_than_sign", "epoch(1)", "Next epoch", key_display=">", id="sample.next_epoch"),
+        Binding("less_than_sign", "epoch(-1)", "Prev epoch", key_display="<", show=False, id="sample.previous_epoch"),
+        Binding("e", "edit_score", "Edit score", id="sample.edit_score"),
+        Binding("y", "copy_id", "Copy id", id="sample.copy_id"),
+        Binding("c", "copy_explanation", "Copy explanation", id="sample.copy_explanation"),
+        Binding("o", "show_tab('overview')", "Overview", show=False, id="sample.tab_overview"),
+        Binding("t", "show_tab('transcript')", "Transcript", show=False, id="sample.tab_transcript"),
+        Binding("v", "show_tab('events')", "Events", show=False, id="sample.tab_events"),
+        Binding("s", "show_tab('scores')", "Scores", show=False, id="sample.tab_scores"),
+        Binding("m", "show_tab('metadata')", "Metadata", show=False, id="sample.tab_metadata"),
+    ]
+    DEFAULT_CSS = """
+    #sample-heading {
+        height: auto;
+        padding: 0 1;
+        background: $boost;
+    }
+    #sample-body {
+        height: 1fr;
+    }
+    #sample-body TabbedContent, #sample-body ContentSwitcher, #sample-body TabPane {
+        height: 1fr;
+    }
+    #sample-body TabPane {
+        padding: 0;
+    }
+    #sample-loading {
+        padding: 1 2;
+        color: $text-muted;
+    }
+    #scores-pane, #metadata-pane {
+        height: 1fr;
+        padding: 0 1;
+    }
+    """
+
+    @dataclass
+    class Loaded(Message):
+        """A worker gathered the sample (`rowid` is what was asked for)."""
+
+        rowid: int
+        view: SampleView
+
+    @dataclass
+    class LoadFailed(Message):
+        rowid: int
+        error: str
+
+    @dataclass
+    class EditSaved(Message):
+        scorer: str
+        value: Any
+        error: str | None = None
+
+    def __init__(
+        self, db_path: Path, sample_rowid: int, ordering: SampleOrdering | None = None, title: str = ""
+    ) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.sample_rowid = sample_rowid
+        self.ordering = ordering or SampleOrdering()
+        self.run_title = title
+        self.view: SampleView | None = None
+        self.active_tab = "overview"
+        self._focus_scorer: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="sample-heading")
+        with Container(id="sample-body"):
+            yield Static("loading…", id="sample-loading")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.run_title
+        self.load(self.sample_rowid)
+
+    # Loading
+
+    @work(thread=True, exclusive=True, group="sample-load", exit_on_error=False)
+    def load(self, rowid: int) -> None:
+        """Gather the sample (index row + run file) in a thread; the result comes back as a message."""
+        from evtui.sample_view import load_sample_view
+
+        try:
+            view = load_sample_view(self.db_path, rowid, self.ordering)
+        except Exception as error:  # shown on screen; the previous sample stays usable
+            self.post_message(self.LoadFailed(rowid, f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.Loaded(rowid, view))
+
+    def _request(self, rowid: int) -> None:
+        self.sample_rowid = rowid
+        self.query_one("#sample-heading", Static).update(Content.styled("loading…", "$text-muted"))
+        self.load(rowid)
+
+    @on(Loaded)
+    async def _show(self, message: Loaded) -> None:
+        if message.rowid != self.sample_rowid:
+            return  # the user moved on before this one arrived
+        self.view = view = message.view
+        self.query_one("#sample-heading", Static).update(heading(view))
+        if not self.run_title:
+            self.sub_title = " · ".join(x for x in (view.task, view.model) if x)
+        body = self.query_one("#sample-body", Container)
+        await body.remove_children()
+        await body.mount(self._tabs(view))
+        self._restore_focus()
+
+    @on(LoadFailed)
+    def _on_load_failed(self, message: LoadFailed) -> None:
+        if message.rowid != self.sample_rowid:
+            return
+        text = Content.styled(f"Could not load sample {message.rowid}: {message.error}", "$error")
+        self.query_one("#sample-heading", Static).update(text)
+        if self.view is None:
+            self.query_one("#sample-loading", Static).update(text)
+
+    def _tabs(self, view: SampleView) -> TabbedContent:
+        sample = view.sample
+        events_empty = (
+            "No events: " + view.transcript_note if view.transcript_note else "The run file records no events for this sample."
+        )
+        metadata = {
+            "sample": {"id": sample.sample_id, "epoch": sample.epoch, "index rowid": sample.rowid},
+            "metadata": sample.metadata,
+            "run": {"file": view.run_path, "format": view.run_format, "task": view.task, "model": view.model},
+            "transcript": "read from the run file" if view.transcript_from_file else view.transcript_note,
+            "detail": sample.detail_ref,
+        }
+        panes = [
+            TabPane("Overview", SampleOverview(view, id="overview-pane"), id="overview"),
+            TabPane(f"Transcript ({len(view.messages)})", Lazy(Transcript(view.messages, view.transcript_note, id="transcript-pane")), id="transcript"),
+            TabPane(f"Events ({len(view.events)})", Lazy(EventLog(view.events, events_empty, id="events-pane")), id="events"),
+            TabPane(f"Scores ({len(view.scores)})", VerticalScroll(*[ScoreCard(s) for s in view.scores], id="scores-pane"), id="scores"),
+            TabPane("Metadata", Lazy(VerticalScroll(
+                Static(Content(json.dumps(metadata, indent=2, ensure_ascii=False, default=str))),
+                Static(Content(usage_text(view))),
+                id="metadata-pane",
+            )), id="metadata"),
+        ]  # fmt: skip
+        tabs = TabbedContent(initial=self.active_tab)
+        for pane in panes:  # what `with TabbedContent():` does in compose
+            tabs.compose_add_child(pane)
+        return tabs
+
+    def _restore_focus(self) -> None:
+        if self.active_tab == "scores":
+            cards = list(self.query(ScoreCard))
+            wanted = [c for c in cards if c.view.score.scorer == self._focus_scorer and c.view.effective]
+            if wanted or cards:
+                (wanted or cards)[0].focus()
+                return
+        if self.active_tab == "overview" and self.query(EpochTable):
+            self.query_one(EpochTable).focus()
+
+    @on(TabbedContent.TabActivated)
+    def _remember_tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id in TABS:
+            self.active_tab = event.pane.id
+
+    # Navigation
+
+    def action_show_tab(self, tab: str) -> None:
+        for tabs in self.query(TabbedContent):
+            tabs.active = tab
+            self.active_tab = tab
+
+    def action_next_sample(self) -> None:
+        self._step(self.view.next_rowid if self.view else None, "This is the last sample in the list.")
+
+    def action_previous_sample(self) -> None:
+        self._step(self.view.previous_rowid if self.view else None, "This is the first sample in the list.")
+
+    def _step(self, rowid: int | None, at_end: str) -> None:
+        if self.view is None:
+            return
+        if rowid is None:
+            self.notify(at_end, title="Sample")
+            return
+        self._request(rowid)
+
+    def action_epoch(self, step: int) -> None:
+        view = self.view
+        if view is None or len(view.epochs) < 2:
+            self.notify("This sample has one epoch.", title="Epochs")
+            return
+        index = next(i for i, row in enumerate(view.epochs) if row.rowid == view.sample.rowid)
+        target = index + step
+        if not 0 <= target < len(view.epochs):
+            self.notify("No more epochs that way.", title="Epochs")
+            return
+        self._request(view.epochs[target].rowid)
+
+    @on(DataTable.RowSelected, "#epoch-table")
+    def _epoch_selected(self, event: DataTable.RowSelected) -> None:
+        rowid = self.query_one(EpochTable).rowid_at(event.cursor_row)
+        if rowid is not None and self.view is not None and rowid != self.view.sample.rowid:
+            self._request(rowid)
+
+    # Clipboard
+
+    def action_copy_id(self) -> None:
+        if self.view is None:
+            return
+        sample_id = self.view.sample.sample_id
+        self.app.copy_to_clipboard(sample_id)
+        self.notify(f"Copied sample id {sample_id}", title="Clipboard", markup=False)
+
+    def action_copy_explanation(self) -> None:
+        score = self._chosen_score() or next((s for s in self._scores() if s.score.explanation), None)
+        if score is None or not score.score.explanation:
+            self.notify("No explanation to copy.", title="Clipboard", severity="warning")
+            return
+        self.app.copy_to_clipboard(score.score.explanation)
+        self.notify(f"Copied the {score.score.scorer} explanation", title="Clipboard", markup=False)
+
+    # Hand review
+
+    def _scores(self) -> list[ScoreView]:
+        return self.view.scores if self.view else []
+
+    def _chosen_score(self) -> ScoreView | None:
+        focused = self.focused
+        return focused.view if isinstance(focused, ScoreCard) else None
+
+    def action_edit_score(self) -> None:
+        scores = self._scores()
+        if not scores:
+            self.notify("This sample has no scores to review.", title="Review", severity="warning")
+            return
+        chosen = self._chosen_score()
+        if chosen is None:
+            if len({s.score.scorer for s in scores}) > 1:
+                self.action_show_tab("scores")
+                self.call_after_refresh(self._restore_focus)
+                self.notify("Pick a score (Tab moves between them), then press e.", title="Review")
+                return
+            chosen = next(s for s in scores if s.effective)
+        self._focus_scorer = chosen.score.scorer
+        self.app.push_screen(EditScoreDialog(chosen), callback=self._save_edit)
+
+    def _save_edit(self, request: ScoreEditRequest | None) -> None:
+        if request is not None:
+            self.save_edit(request)
+
+    @work(thread=True, exclusive=True, group="sample-edit", exit_on_error=False)
+    def save_edit(self, request: ScoreEditRequest) -> None:
+        """Write the edit in a thread (own connection), then report back."""
+        from evtui.store.schema import connect
+        from evtui.store.score_edits import add_human_edit
+
+        scorer = self._focus_scorer or ""
+        try:
+            db = connect(self.db_path)
+            try:
+                add_human_edit(db, request.score_id, request.value, reason=request.reason, author=request.author)
+            finally:
+                db.conn.close()
+        except Exception as error:  # shown to the user; nothing was written (one transaction)
+            self.post_message(self.EditSaved(scorer, request.value, f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.EditSaved(scorer, request.value))
+
+    @on(EditSaved)
+    def _on_edit_saved(self, message: EditSaved) -> None:
+        if message.error:
+            self.notify(f"Could not save the edit: {message.error}", title="Review", severity="error", markup=False)
+            return
+        self.notify(f"{message.scorer} set to {message.value!r} (the original is kept)", title="Review", markup=False)
+        self.active_tab = "scores"
+        self._request(self.sample_rowid)
+
+
+def heading(view: SampleView) -> Content:
+    """`sample 3 · epoch 2 of 3 · ◀ p  n ▶` with the ends of the list greyed out."""
+    sample = view.sample
+    parts: list[str | tuple[str, str]] = [("sample ", "$text-muted"), (sample.sample_id, "bold")]
+    if len(view.epochs) > 1:
+        parts += [("  epoch ", "$text-muted"), (f"{sample.epoch} of {len(view.epochs)}", "bold")]
+    parts += [
+        ("   ◀ p previous", "$text-muted" if view.previous_rowid is None else "$primary"),
+        ("  ·  ", "$text-muted"),
+        ("next n ▶", "$text-muted" if view.next_rowid is None else "$primary"),
+    ]
+    if sample.error:
+        parts.append(("   ✗ error", "$error"))
+    if not view.transcript_from_file:
+        parts.append(("   ⚠ transcript from the index", "$warning"))
+    return Content.assemble(*parts)
