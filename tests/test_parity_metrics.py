@@ -331,3 +331,18 @@ def test_metrics_are_registered_with_their_inspect_names_and_params() -> None:
     assert info is not None and info.name == "stderr" and info.params["cluster"] == "task"
     frequency_info = registry.info(eg.frequency(["a"]))
     assert frequency_info is not None and frequency_info.options["scores"] == "unreduced"
+
+
+@pytest.mark.parametrize("cluster", [None, "group"])
+def test_bootstrap_ci_agrees_with_inspects_bootstrap_ci(cluster: str | None) -> None:
+    rng = random.Random(f"ci-bootstrap-{cluster}")
+    values = [rng.choice(["C", "I", "P"]) for _ in range(300)]
+    metadata = [{"group": i // 6} for i in range(300)]
+    ours, theirs = both(values, metadata)
+    np.random.seed(11)
+    expected = istd_mod.ci(method="bootstrap", cluster=cluster)(theirs)
+    got = eci.ci(method="bootstrap", cluster=cluster, seed=11)(ours)
+    width = expected["upper"] - expected["lower"]
+    # Percentile bounds from 1000 resamples each wobble by ~5% of the width; allow 20%.
+    assert abs(got["lower"] - expected["lower"]) < 0.2 * width
+    assert abs(got["upper"] - expected["upper"]) < 0.2 * width
