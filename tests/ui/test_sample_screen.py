@@ -1,0 +1,255 @@
+"""The sample view on an index of real Inspect logs: explanation, tool calls, next/previous,
+epochs, hand review (history grows, the original is kept), clipboard, escape back."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import APP_SIZE, INSPECT_LOGS, settle
+from inspect_ai.log import read_eval_log
+from textual.widgets import Input, Static, TabbedContent
+
+from evtui.app.app import EvtuiApp
+from evtui.app.dialogs.edit_score import EditScoreDialog
+from evtui.app.screens.runs import RunsScreen
+from evtui.app.screens.sample import SampleScreen
+from evtui.app.widgets.score_card import ScoreCard
+from evtui.store.location import default_index_path
+from evtui.store.schema import connect
+
+
+@pytest.fixture
+def logs(tmp_path) -> Path:
+    directory = tmp_path / "logs"
+    directory.mkdir()
+    for name in ("tool_agent.eval", "model_graded.eval", "mc_epochs.eval", "qa_edited.eval"):
+        shutil.copy2(INSPECT_LOGS / name, directory / name)
+    return directory
+
+
+def make_app(logs: Path) -> EvtuiApp:
+    return EvtuiApp(db_path=default_index_path(logs), ingest_paths=[logs])
+
+
+def rowid_of(app: EvtuiApp, file_name: str, sample_id: str, epoch: int = 1) -> int:
+    db = connect(app.db_path)
+    try:
+        return db.execute(
+            "SELECT s.id FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.path LIKE ? AND s.sample_id = ? "
+            "AND s.epoch = ?",
+            (f"%{file_name}", sample_id, epoch),
+        ).fetchone()[0]
+    finally:
+        db.conn.close()
+
+
+async def open_sample(app: EvtuiApp, pilot, file_name: str, sample_id: str, epoch: int = 1) -> SampleScreen:
+    await settle(app, pilot)
+    screen = SampleScreen(app.db_path, rowid_of(app, file_name, sample_id, epoch))
+    await app.push_screen(screen)
+    await loaded(app, pilot)
+    return screen
+
+
+async def loaded(app: EvtuiApp, pilot) -> None:
+    """Workers done, their messages handled, lazy panes mounted."""
+    await settle(app, pilot)
+    for _ in range(3):
+        await pilot.pause()
+
+
+def pane_text(screen: SampleScreen, tab: str) -> str:
+    """Every Static's text in one tab pane, top to bottom."""
+    pane = screen.query_one(f"TabPane#{tab}")
+    return "\n".join(str(static.render()) for static in pane.query(Static))
+
+
+def heading(screen: SampleScreen) -> str:
+    return str(screen.query_one("#sample-heading", Static).render())
+
+
+async def test_model_graded_sample_shows_input_output_and_the_graders_explanation(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "model_graded.eval", "5")
+        sample = next(s for s in read_eval_log(str(logs / "model_graded.eval")).samples if s.id == 5)
+        overview = pane_text(screen, "overview")
+        assert sample.input in overview and sample.target in overview
+        assert sample.output.completion in overview
+
+        await pilot.press("s")
+        await loaded(app, pilot)
+        assert screen.query_one(TabbedContent).active == "scores"
+        scores = pane_text(screen, "scores")
+        explanation = sample.scores["model_graded_qa"].explanation
+        assert explanation.splitlines()[-1] in scores and explanation.splitlines()[0] in scores
+        assert "recorded in the log" in scores
+        assert "You are assessing a submitted answer" in scores  # the grader's prompt, from metadata
+
+
+async def test_transcript_shows_tool_calls_with_arguments_and_tool_errors(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "tool_agent.eval", "3")
+        await pilot.press("t")
+        await loaded(app, pilot)
+        transcript = pane_text(screen, "transcript")
+        assert '→ call lookup {"city": "Atlantis"}' in transcript
+        assert "#3 tool · lookup" in transcript
+        assert "✗ error: No such city: Atlantis" in transcript
+        assert "Atlantis does not exist, so unknown." in transcript
+
+        await pilot.press("v")
+        await loaded(app, pilot)
+        events = pane_text(screen, "events")
+        assert events.count("model call · mockllm/model") == 2
+        assert 'tool call · lookup({"city": "Atlantis"})' in events
+
+
+async def test_a_crashed_sample_shows_its_error_traceback_and_the_failed_call(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "tool_agent.eval", "4")
+        assert "✗ error" in heading(screen)
+        overview = pane_text(screen, "overview")
+        assert "RuntimeError('lookup service unavailable')" in overview
+        assert "Traceback" in overview
+        await pilot.press("t")
+        await loaded(app, pilot)
+        assert "the tool call failed; no result was recorded" in pane_text(screen, "transcript")
+
+
+async def test_next_and_previous_walk_the_samples_without_going_back(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "tool_agent.eval", "1")
+        assert heading(screen).startswith("sample 1 ")
+        for key, expected in (("n", "2"), ("right_square_bracket", "3"), ("p", "2"), ("left_square_bracket", "1")):
+            await pilot.press(key)
+            await loaded(app, pilot)
+            assert heading(screen).startswith(f"sample {expected} "), key
+            assert app.screen is screen
+        await pilot.press("p")  # already first: stays, says so
+        await loaded(app, pilot)
+        assert heading(screen).startswith("sample 1 ")
+
+
+async def test_epochs_sit_side_by_side_and_a_key_switches_epoch(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        log = read_eval_log(str(logs / "mc_epochs.eval"))
+        first_id = str(log.samples[0].id)
+        screen = await open_sample(app, pilot, "mc_epochs.eval", first_id)
+        epochs = log.eval.config.epochs
+        assert f"epoch 1 of {epochs}" in heading(screen)
+        table = screen.query_one("#epoch-table")
+        assert table.row_count == epochs
+        scorer = next(iter(log.samples[0].scores))
+        for row_index in range(epochs):
+            sample = next(s for s in log.samples if str(s.id) == first_id and s.epoch == row_index + 1)
+            assert str(table.get_row_at(row_index)[2]) == str(sample.scores[scorer].value)
+
+        await pilot.press("greater_than_sign")
+        await loaded(app, pilot)
+        assert f"epoch 2 of {epochs}" in heading(screen)
+        assert screen.view.sample.sample_id == first_id
+        await pilot.press("less_than_sign")
+        await loaded(app, pilot)
+        assert f"epoch 1 of {epochs}" in heading(screen)
+
+
+async def test_editing_a_score_keeps_the_original_and_the_history_grows(logs, monkeypatch):
+    monkeypatch.setenv("USER", "reviewer")
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "qa_edited.eval", "8")
+        await pilot.press("s")
+        await loaded(app, pilot)
+        cards = list(screen.query(ScoreCard))
+        edited = next(card for card in cards if card.view.score.edits)
+        recorded = edited.view.score
+        edited.focus()
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, EditScoreDialog)
+        assert dialog.query_one("#edit-author", Input).value == "reviewer"
+
+        await pilot.press("X")
+        await pilot.pause()
+        assert "is not C, I, P, N or a number" in str(dialog.query_one("#edit-value-hint", Static).render())
+        await pilot.press("backspace", "c", "enter", *"Kyoto counts", "enter", "enter")
+        await loaded(app, pilot)
+        assert app.screen is screen
+
+        human = next(c.view for c in screen.query(ScoreCard) if c.view.origin == "human")
+        assert human.effective and human.score.value == "C" and human.score.scorer == recorded.scorer
+        assert [(e.value, e.author, e.edit_reason) for e in human.score.edits] == [
+            (recorded.value, None, None),
+            ("C", "reviewer", "Kyoto counts"),
+        ]
+        text = pane_text(screen, "scores")
+        assert "History (2 entries)" in text and "reviewer" in text and "“Kyoto counts”" in text
+        assert isinstance(app.focused, ScoreCard) and app.focused.view.origin == "human"
+
+        # The index row: a human score that counts, the recorded score and its history untouched.
+        db = connect(app.db_path)
+        rows = db.execute(
+            "SELECT source, value FROM scores WHERE sample_rowid = ? AND scorer = ? ORDER BY source",
+            (screen.view.sample.rowid, recorded.scorer),
+        ).fetchall()
+        assert rows == [("human", '"C"'), ("log", f'"{recorded.value}"')]
+        assert db.execute("SELECT count(*) FROM score_edits WHERE score_id = ?", (recorded.id,)).fetchone()[0] == len(
+            recorded.edits
+        )
+        db.conn.close()
+
+        # A second review appends to the same history.
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("0", ".", "5", "enter", *"half", "enter", "enter")
+        await loaded(app, pilot)
+        human = next(c.view for c in screen.query(ScoreCard) if c.view.origin == "human")
+        assert [e.value for e in human.score.edits] == [recorded.value, "C", 0.5]
+        assert "History (3 entries)" in pane_text(screen, "scores")
+
+
+async def test_escape_cancels_the_dialog_then_returns_to_the_previous_screen(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_sample(app, pilot, "model_graded.eval", "2")
+        await pilot.press("e")  # one scorer: its score is edited straight away
+        await pilot.pause()
+        assert isinstance(app.screen, EditScoreDialog)
+        await pilot.press("escape")
+        await loaded(app, pilot)
+        assert app.screen is screen
+        assert all(card.view.origin != "human" for card in screen.query(ScoreCard))
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_copy_the_sample_id_and_the_explanation(logs, monkeypatch):
+    app = make_app(logs)
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await open_sample(app, pilot, "model_graded.eval", "2")
+        await pilot.press("y", "c")
+        assert copied == ["2", "The answer is wrong.\nGRADE: I"]
+
+
+async def test_a_missing_run_file_still_shows_the_indexed_transcript_and_says_so(logs):
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        (logs / "tool_agent.eval").unlink()
+        screen = await open_sample(app, pilot, "tool_agent.eval", "1")
+        assert "transcript from the index" in heading(screen)
+        await pilot.press("t")
+        await loaded(app, pilot)
+        transcript = pane_text(screen, "transcript")
+        assert "the run file is missing" in transcript
+        assert "→ call add" in transcript and "The sum is 42." in transcript
