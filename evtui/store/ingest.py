@@ -27,7 +27,7 @@ from typing import Any
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store import rows as R
-from evtui.store.schema import connect
+from evtui.store.schema import open_connection
 
 __all__ = ["IngestProgress", "IngestedFile", "FailedFile", "IngestReport", "ingest_paths", "fingerprint"]
 
@@ -124,8 +124,8 @@ def ingest_paths(
 
         reader = reader or detect.read_run
         finder = finder or detect.find_run_files
-    db = connect(db_path)
-    conn = db.conn
+    conn = open_connection(db_path)
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: index B-trees stay in memory while bulk inserting
     report = IngestReport()
     try:
         files, roots, gone = _collect(paths, finder)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 __all__ = [
     "HeadlineMetric",
@@ -26,11 +27,12 @@ __all__ = [
     "conn_of",
 ]
 
-Db = sqlite_utils.Database | sqlite3.Connection
+Db = Union["sqlite_utils.Database", sqlite3.Connection]
 
 
 def conn_of(db: Db) -> sqlite3.Connection:
-    return db.conn if isinstance(db, sqlite_utils.Database) else db
+    """The sqlite3 connection behind a sqlite_utils Database (or the connection itself)."""
+    return getattr(db, "conn", db)
 
 
 @dataclass(frozen=True)

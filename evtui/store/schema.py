@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 SCHEMA_VERSION = 1
 
@@ -165,8 +167,7 @@ CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, id);
 -- Keyset paging for the common sorts: (run, sort key, id) lets `(key, id) > (?, ?)` seek.
 CREATE INDEX IF NOT EXISTS samples_run_idsort ON samples(run_id, id_sort, epoch, id);
 CREATE INDEX IF NOT EXISTS samples_run_tokens ON samples(run_id, total_tokens, id);
-CREATE INDEX IF NOT EXISTS samples_run_time ON samples(run_id, total_time, id);
-CREATE INDEX IF NOT EXISTS scores_sample ON scores(sample_rowid);
+-- (lookups by sample_rowid use the UNIQUE (sample_rowid, scorer, source, job_id) index)
 CREATE INDEX IF NOT EXISTS scores_run_scorer ON scores(run_id, scorer, job_id);
 CREATE INDEX IF NOT EXISTS score_edits_score ON score_edits(score_id, seq);
 CREATE INDEX IF NOT EXISTS run_results_run ON run_results(run_id, job_id);
@@ -185,32 +186,46 @@ CREATE TRIGGER IF NOT EXISTS samples_fts_update AFTER UPDATE OF input_text, outp
 _MIGRATIONS: dict[int, str] = {1: _V1}
 
 
-def connect(path: str | Path) -> sqlite_utils.Database:
-    """Open (creating and migrating if needed) the index at `path`, in WAL mode.
+def open_connection(path: str | Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection to the index at `path` (created and migrated), in WAL mode,
+    autocommit (`isolation_level=None`: callers BEGIN/COMMIT explicitly).
 
+    For hot paths that do not want sqlite_utils' import cost (it pulls in numpy).
     One connection per thread: SQLite objects must not cross threads.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-    db = sqlite_utils.Database(conn)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
-    migrate(db)
-    return db
+    _migrate(conn)
+    return conn
 
 
-def migrate(db: sqlite_utils.Database) -> None:
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open (creating and migrating if needed) the index at `path`, in WAL mode.
+
+    One connection per thread: SQLite objects must not cross threads.
+    """
+    import sqlite_utils
+
+    return sqlite_utils.Database(open_connection(path))
+
+
+def migrate(db: sqlite_utils.Database | sqlite3.Connection) -> None:
     """Bring the schema to SCHEMA_VERSION, one version per transaction."""
-    current = db.execute("PRAGMA user_version").fetchone()[0]
+    _migrate(getattr(db, "conn", db))
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
         raise RuntimeError(
             f"index schema version {current} is newer than this evtui ({SCHEMA_VERSION}); upgrade evtui"
         )
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        conn = db.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in _MIGRATIONS[version].split(";\n"):
