@@ -259,3 +259,71 @@ def test_recorded_results_are_reproduced_through_evtuis_own_reader(path: Path) -
         for key, metric in result.metrics.items()
     ]
     assert computed == recorded
+
+
+# --- logs written by Inspect in the test, with the metrics the fixtures do not use ------------------
+
+
+def _inspect_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Two real Inspect evals (mock model): scalar scores over 3 epochs with two reducers and a
+    wide metric list, and dict-valued scores (with NaNs) with per-key metric globs."""
+    from inspect_ai import Epochs, Task, eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import scorer as inspect_scorer
+
+    import inspect_ai.model._model as inspect_model
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    # mockllm counts tokens with tiktoken, which downloads a vocabulary: offline, count words.
+    monkeypatch.setattr(inspect_model, "count_text_tokens", lambda text: max(1, len(text.split())))
+    samples = [Sample(input=f"q{i}", target="x", id=i, metadata={"cat": "ab"[i % 2], "cl": i // 3}) for i in range(12)]
+
+    def pick(state: Any, salt: str) -> int:
+        return random.Random(f"{salt}-{state.sample_id}-{state.epoch}").randrange(1000)
+
+    @inspect_scorer(metrics=[im.accuracy(), im.accuracy(), im.stderr(cluster="cl"), im.grouped(im.accuracy(), "cat"),
+                             im.ci(level=0.9, cluster="cl"), im.ci_wilson(), im.std(), im.var(), im.frequency(), im.bootstrap_stderr()])
+    def graded() -> Any:
+        async def score(state: Any, target: Any) -> IScore:
+            roll = pick(state, "graded")
+            return IScore(value="CIP"[roll % 3]) if roll % 11 else IScore.unscored(reason="grader_failed")
+        return score
+
+    @inspect_scorer(metrics=[{"acc": [im.mean(), im.ci()], "l*": [im.mean(), im.stderr()], "*": [im.mean()]}])
+    def shape() -> Any:
+        async def score(state: Any, target: Any) -> IScore:
+            roll = pick(state, "shape")
+            if roll % 13 == 0:
+                return IScore.unscored(reason="no_response")
+            return IScore(value={"acc": NAN if roll % 7 == 0 else (roll % 10) / 10, "len": roll % 50, "flag": "C" if roll % 2 else "I"})
+        return score
+
+    tasks = [
+        Task(dataset=samples, scorer=graded(), epochs=Epochs(3, ["mean", "at_least_2", "pass_at_2"]), name="wide"),
+        Task(dataset=samples, scorer=shape(), name="keys"),
+    ]
+    logs = inspect_eval(tasks, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none")
+    assert [log.status for log in logs] == ["success"] * len(logs), [str(log.error) for log in logs]
+    return [Path(log.location) for log in logs]
+
+
+def test_recorded_results_of_fresh_inspect_runs_are_reproduced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for path in _inspect_run(tmp_path, monkeypatch):
+        log = read_eval_log(str(path))
+        scores = [
+            {name: SampleScore(to_evtui_score(score), sample.id, sample.metadata) for name, score in sample.scores.items()}
+            for sample in log.samples or []
+            if sample.scores
+        ]
+        config = log.eval.model_dump(mode="python")
+        config["epochs_reducer"] = log.eval.config.epochs_reducer
+        results = results_from_recorded(scores, config)
+        assert log.results is not None
+        recorded = log.results.scores
+        # bootstrap_stderr is random in both (Inspect never seeds it): compare it apart.
+        boot = [(r, e) for r, e in zip(results.scores, recorded) if "bootstrap_stderr" in e.metrics]
+        for result, expected in boot:
+            ours_value, theirs_value = result.metrics.pop("bootstrap_stderr").value, expected.metrics.pop("bootstrap_stderr").value
+            assert abs(ours_value - theirs_value) < 0.35 * theirs_value
+        assert_same_results(results.scores, recorded)
+        assert len(results.scores) == 4  # wide: 3 reducers + the unreduced view; keys: the list + 3 keys
