@@ -228,7 +228,8 @@ def read(path: Path) -> RunRead:
     archive = _Archive(path)
     try:
         header, default_status = _read_header(archive)
-        logged = _journal_summaries(archive) if default_status == "started" else None
+        # Without results (running, killed, or ended in error) the counts come from the summaries.
+        logged = _journal_summaries(archive) if not header.get("results") else None
         run = run_record(str(path), FORMAT, header, default_status=default_status, logged_samples=logged)
         members = _sample_members(archive, header)
         archive.check_unchanged()
