@@ -143,20 +143,21 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
     error = detail.get("error") if detail is not None else None
     traceback = error.get("traceback") if isinstance(error, dict) else None
     return SampleView(
-        sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores),
+        sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores, scorers),
         epochs, messages, events, note is None, note, traceback or None, previous_rowid, next_rowid, ordering,
     )  # fmt: skip
 
 
-def _score_views(scores: list[ScoreDetail]) -> list[ScoreView]:
-    """Scores grouped by scorer, the effective one (human > latest job > log) first in each group."""
+def _score_views(scores: list[ScoreDetail], scorers: list[str]) -> list[ScoreView]:
+    """Scores grouped by scorer in the run's order, the effective one (human > latest job > log)
+    first in each group."""
     ranked = sorted(scores, key=lambda s: (s.scorer, _PRECEDENCE.get(s.source, 3), -s.job_id, s.id))
     views, seen = [], set()
     for score in ranked:
         views.append(ScoreView(score, _ORIGIN.get(score.source, score.source), score.scorer not in seen))
         seen.add(score.scorer)
-    order = {name: i for i, name in enumerate(dict.fromkeys(s.scorer for s in scores))}
-    return sorted(views, key=lambda v: order[v.score.scorer])
+    order = {name: i for i, name in enumerate(scorers)}
+    return sorted(views, key=lambda v: (order.get(v.score.scorer, len(order)), v.score.scorer))
 
 
 def _neighbours(db: Any, sample: SampleDetail, ordering: SampleOrdering) -> tuple[int | None, int | None]:

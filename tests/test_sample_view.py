@@ -132,3 +132,22 @@ def test_an_unreadable_run_file_falls_back_and_names_the_problem(index):
 def test_an_unknown_sample_is_a_lookup_error(index):
     with pytest.raises(LookupError):
         load_sample_view(index, 10_000)
+
+
+def test_a_human_edit_counts_and_scores_keep_the_runs_scorer_order(index):
+    from evtui.store.score_edits import add_human_edit
+
+    sample = rowid(index, "qa_edited.eval", "8")
+    before = load_sample_view(index, sample)
+    assert [v.score.scorer for v in before.scores] == ["match", "includes"]
+    includes = next(v for v in before.scores if v.score.scorer == "includes")
+    db = connect(index)
+    add_human_edit(db, includes.score.id, "P", reason="a city in Japan", author="gus")
+    db.conn.close()
+    after = load_sample_view(index, sample)
+    assert [(v.score.scorer, v.origin, v.effective) for v in after.scores] == [
+        ("match", "recorded", True),
+        ("includes", "human", True),
+        ("includes", "recorded", False),
+    ]
+    assert after.epochs[0].scores["includes"].value == "P"

@@ -203,6 +203,8 @@ class SampleScreen(Screen[None]):
         for tabs in self.query(TabbedContent):
             tabs.active = tab
             self.active_tab = tab
+            if tab == "scores":  # so e and c act on a score straight away, and Tab walks the cards
+                self.call_after_refresh(self._restore_focus)
 
     def action_next_sample(self) -> None:
         self._step(self.view.next_rowid if self.view else None, "This is the last sample in the list.")
@@ -271,7 +273,6 @@ class SampleScreen(Screen[None]):
         if chosen is None:
             if len({s.score.scorer for s in scores}) > 1:
                 self.action_show_tab("scores")
-                self.call_after_refresh(self._restore_focus)
                 self.notify("Pick a score (Tab moves between them), then press e.", title="Review")
                 return
             chosen = next(s for s in scores if s.effective)
@@ -325,4 +326,5 @@ def heading(view: SampleView) -> Content:
         parts.append(("   ✗ error", "$error"))
     if not view.transcript_from_file:
         parts.append(("   ⚠ transcript from the index", "$warning"))
+    parts.append(("   tabs: o t v s m", "$text-muted"))
     return Content.assemble(*parts)

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import ScrollableContainer, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
@@ -28,7 +29,14 @@ def value_text(value: Any) -> str:
 
 
 class ScoreCard(Vertical, can_focus=True):
-    """Focusable, so the screen knows which score `e` edits and `c` copies."""
+    """Focusable, so the screen knows which score `e` edits and `c` copies; arrows scroll the list."""
+
+    BINDINGS = [
+        Binding("down", "scroll_list('down')", "Scroll", show=False),
+        Binding("up", "scroll_list('up')", "Scroll", show=False),
+        Binding("pagedown", "scroll_list('page_down')", "Scroll", show=False),
+        Binding("pageup", "scroll_list('page_up')", "Scroll", show=False),
+    ]
 
     DEFAULT_CSS = """
     ScoreCard {
@@ -60,6 +68,12 @@ class ScoreCard(Vertical, can_focus=True):
         score = view.score
         self.border_title = score.scorer
         self.border_subtitle = view.origin_label + (" · counts" if view.effective else "")
+
+    def action_scroll_list(self, how: str) -> None:
+        # A long explanation is taller than the pane: the keys scroll the list around the card.
+        parent = self.parent
+        if isinstance(parent, ScrollableContainer):
+            getattr(parent, f"scroll_{how}")()
 
     def compose(self) -> ComposeResult:
         score = self.view.score
