@@ -21,7 +21,7 @@ from inspect_ai.log import read_eval_log
 
 from evtui.readers import inspect_eval, inspect_json
 from evtui.readers.base import ReaderError
-from evtui.readers.inspect_common import FileReplacedError
+from evtui.readers.inspect_common import FileReplacedError, message_text
 from evtui.readers.json_stream import NanTolerantStream, restore_specials
 
 DATA = Path(__file__).parent / "data" / "inspect"
@@ -252,7 +252,6 @@ def test_sample_detail_expands_condensed_events(path: Path) -> None:
     expected = next(s for s in read_eval_log(str(path), resolve_attachments=True).samples
                     if (str(s.id), s.epoch) == (record.sample_id, record.epoch))
     expected_inputs = [[m.text for m in e.input] for e in expected.events if e.event == "model"]
-    from evtui.readers.inspect_common import message_text
     assert [[message_text(m) for m in e["input"]] for e in model_events] == expected_inputs
     for event in model_events:
         call = event["call"]
@@ -263,13 +262,8 @@ def test_model_graded_detail_shows_the_grader_prompt() -> None:
     path = DATA / "model_graded.eval"
     _, samples = read_all(path)
     detail = inspect_eval.load_sample_detail(path, samples[0].detail_ref)
-    grader_inputs = [message_text_of(e["input"][-1]) for e in detail["events"] if e["event"] == "model"][1:]
+    grader_inputs = [message_text(e["input"][-1]) for e in detail["events"] if e["event"] == "model"][1:]
     assert grader_inputs and "Hamlet" in grader_inputs[0]
-
-
-def message_text_of(message: dict[str, Any]) -> str:
-    from evtui.readers.inspect_common import message_text
-    return message_text(message)
 
 
 def test_missing_detail_member_is_a_clear_error() -> None:

@@ -26,7 +26,6 @@ from evtui.readers.inspect_common import (
     loads_json,
     run_record,
     sample_record,
-    sample_sort_key,
 )
 from evtui.readers.zip_directory import ZipDirectoryError, ZipMember, read_members
 from evtui.records import SampleRecord
