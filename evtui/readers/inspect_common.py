@@ -1,8 +1,8 @@
 """Inspect AI log dicts (EvalLog header, EvalSample) → evtui records, shared by both readers.
 
 Works on plain parsed JSON (no inspect_ai import): the field names follow inspect_ai 0.3.285
-(`log/_log.py`). Records are built with `model_construct` because the input shape is already
-known and validating every field of 100k samples would dominate ingest time.
+(`log/_log.py`). Records are built unvalidated (`build`, a lean `model_construct`): the input
+shape is known, and validating every field of 100k samples would dominate ingest time.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def usage_from_model_usage(model_usage: dict[str, Any] | None, **times: float | 
             if value is not None:
                 totals[target] = (totals[target] or 0) + value
     return build(Usage, dict(**totals, total_time=times.get("total_time"),
-                                 working_time=times.get("working_time")))
+                             working_time=times.get("working_time")))
 
 
 def _run_usage(stats: dict[str, Any], logged_samples: list[dict[str, Any]] | None,
