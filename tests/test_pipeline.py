@@ -327,3 +327,13 @@ def test_recorded_results_of_fresh_inspect_runs_are_reproduced(tmp_path: Path, m
             assert abs(ours_value - theirs_value) < 0.35 * theirs_value
         assert_same_results(results.scores, recorded)
         assert len(results.scores) == 4  # wide: 3 reducers + the unreduced view; keys: the list + 3 keys
+
+
+def test_metric_names_from_logs_resolve_with_or_without_a_package_prefix() -> None:
+    from evtui.scoring import registry
+    from evtui.scoring.metric_specs import make_metric
+
+    assert registry.info(make_metric("inspect_ai/accuracy")).name == "accuracy"
+    assert registry.info(make_metric("some_pkg/stderr", {"cluster": "c"})).params["cluster"] == "c"
+    with pytest.raises(registry.UnknownNameError, match="no_such_metric"):
+        make_metric("some_pkg/no_such_metric")

@@ -105,13 +105,19 @@ def _revive(value: Any) -> Any:
 def make_metric(name: str, options: Mapping[str, Any] | None = None) -> MetricFn:
     """Make a metric from its name and options (Inspect's `metric_create`).
 
-    Names may carry Inspect's package prefix (`inspect_ai/accuracy`); EvSys metrics are
+    Names may carry a package prefix (`inspect_ai/accuracy`, `my_pkg/my_metric`); EvSys metrics are
     `evsys:<name>` (`evsys:pass@5`) or, when no Inspect metric has that name, plain `pass@5`.
     """
     options = dict(options or {})
     bare = name.removeprefix(_INSPECT_PREFIX)
     try:
-        entry = registry.lookup("metric", bare)
+        try:
+            entry = registry.lookup("metric", bare)
+        except registry.UnknownNameError:
+            if "/" not in bare:
+                raise
+            # A package-qualified name from a log (`my_pkg/my_metric`): a plugin may register it bare.
+            entry = registry.lookup("metric", bare.rpartition("/")[2])
     except registry.UnknownNameError:
         from evtui.scoring import evsys  # registers the EvSys metrics on import
 
