@@ -1,0 +1,216 @@
+"""A run's metrics per group of samples: the same scalars the run reports, computed on each group.
+
+"The same" means the same code path per format: an Inspect run's recorded scorers, reducers and
+metrics (results_from_recorded), EvSys's reward metrics over tasks, AG2's feedback aggregates,
+an evtui job's own configuration (run_results_for); runs that record no configuration (plain
+JSONL) get the pipeline's defaults for unknown scorers (accuracy and stderr).
+
+No Textual here: the groups screen calls `group_table` from a worker thread.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evtui.records import ResultRecord
+from evtui.scoring.values import SampleScore, Score
+
+__all__ = ["GroupResult", "GroupTable", "results_for_rows", "group_results", "group_table", "ALL_GROUP"]
+
+ALL_GROUP = "(all)"
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """One group's metrics; `error` says why they could not be computed (e.g. a metric refused)."""
+
+    value: Any  # the group value as SQL returned it (None: samples without the key)
+    label: str
+    samples: int  # distinct sample ids in the group
+    rows: int  # sample × epoch rows in the group
+    results: tuple[ResultRecord, ...]
+    error: str | None = None
+    is_all: bool = False
+
+
+@dataclass(frozen=True)
+class GroupTable:
+    """Everything the groups screen shows for one run, grouping and job."""
+
+    run_id: int
+    job_id: int
+    grouping: Any  # queries_groups.Grouping
+    groupings: tuple[Any, ...]  # every grouping the run offers
+    groups: tuple[GroupResult, ...]  # the whole run first, then each group
+    method: str  # how the metrics were computed, in words
+
+
+def _sample_score(row: Mapping[str, Any], *, declared: bool = True) -> SampleScore:
+    score = Score(row["value"], answer=row["answer"], explanation=row["explanation"], reason=row["reason"], metadata=row["metadata"])
+    # scorer=None tells the pipeline no scorer declared this score, so it picks default metrics.
+    scorer = row["scorer"] if declared else None
+    return SampleScore(score=score, sample_id=row["sample_id"], sample_metadata=row["sample_metadata"], scorer=scorer)
+
+
+def _by_scorer(rows: Sequence[Mapping[str, Any]], *, declared: bool = True) -> dict[str, list[SampleScore]]:
+    by_scorer: dict[str, list[SampleScore]] = {}
+    for row in rows:
+        by_scorer.setdefault(row["scorer"], []).append(_sample_score(row, declared=declared))
+    return by_scorer
+
+
+def _records(results: Sequence[Any]) -> list[ResultRecord]:
+    """Pipeline EvalScoreResults as run-result records (one per metric), as the engine stores them."""
+    return [
+        ResultRecord(
+            scorer=result.name, reducer=result.reducer, metric=key, value=_float(metric.value),
+            scored=result.scored, unscored=result.unscored,
+        )  # fmt: skip
+        for result in results
+        for key, metric in result.metrics.items()
+    ]
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def method_for(run: Mapping[str, Any], job_config: Mapping[str, Any] | None) -> str:
+    """Which code path computes a run's metrics (said on screen so numbers are not a mystery)."""
+    if job_config is not None:
+        return "the evtui job's scorers, reducers and metrics"
+    fmt = str(run.get("format", ""))
+    config = run.get("config") or {}
+    if fmt.startswith("inspect") and config.get("scorers"):
+        return "the run's recorded scorers, reducers and metrics (Inspect)"
+    if fmt == "evsys":
+        return "the run's EvSys metrics over tasks"
+    if fmt == "ag2":
+        return "AG2's feedback aggregates"
+    return "default metrics (accuracy, stderr): the run records none"
+
+
+def results_for_rows(
+    rows: Sequence[Mapping[str, Any]], run: Mapping[str, Any], job_config: Mapping[str, Any] | None = None
+) -> list[ResultRecord]:
+    """The run's metrics computed on `rows` only (score rows as store.jobs.job_scores returns them).
+
+    `run` is store.jobs.run_info's dict; `job_config` the stored config of the evtui job whose
+    scores `rows` are (None: the run's recorded scores)."""
+    if job_config is not None:
+        return _job_results(rows, run, job_config)
+    fmt = str(run.get("format", ""))
+    config = run.get("config") or {}
+    if fmt.startswith("inspect") and config.get("scorers"):
+        from evtui.scoring.pipeline_recorded import results_from_recorded
+
+        return _records(results_from_recorded(_by_scorer(rows), config).scores)
+    if fmt == "evsys":
+        return _evsys_results(rows, config)
+    if fmt == "ag2":
+        from evtui.scoring.ag2 import aggregate_feedback, score_to_feedback
+
+        return aggregate_feedback(
+            score_to_feedback(row["scorer"], row["value"], answer=row["answer"], explanation=row["explanation"], metadata=row["metadata"])
+            for row in rows
+        )
+    from evtui.scoring.pipeline import compute_results
+
+    return _records(compute_results(_by_scorer(rows, declared=False), []).scores)
+
+
+def _evsys_results(rows: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> list[ResultRecord]:
+    """EvSys metrics per scorer: rollouts of one task (sample id) in epoch (file) order."""
+    from evtui.scoring import evsys
+
+    names = [name for name in config.get("metrics") or ["mean_reward", "pass_rate"] if name != "n_tasks"]
+    by_scorer: dict[str, dict[str, list[tuple[int, SampleScore]]]] = {}
+    for row in rows:
+        tasks = by_scorer.setdefault(row["scorer"], {})
+        tasks.setdefault(str(row["sample_id"]), []).append((row["epoch"], _sample_score(row)))
+    results: list[ResultRecord] = []
+    for scorer, tasks in by_scorer.items():
+        ordered = {task: [score for _, score in sorted(items, key=lambda item: item[0])] for task, items in tasks.items()}
+        rewards = evsys.task_rewards_from_scores(ordered)
+        for name in names:
+            if evsys.metric_class(name) is None:
+                continue
+            results.append(ResultRecord(scorer=scorer, metric=name, value=_float(evsys.compute(name, rewards)), scored=len(rewards)))
+    return results
+
+
+def _job_results(rows: Sequence[Mapping[str, Any]], run: Mapping[str, Any], job_config: Mapping[str, Any]) -> list[ResultRecord]:
+    from evtui.scoring.engine_config import ScoringJobConfig
+    from evtui.scoring.engine_units import plan_units, run_results_for
+
+    stored = {key: value for key, value in job_config.items() if key != "run_ids"}
+    names = list(dict.fromkeys(row["scorer"] for row in rows))
+    plan = plan_units(ScoringJobConfig.model_validate(stored), dict(run), names)
+    return run_results_for(plan, [dict(row) for row in rows])
+
+
+def group_results(
+    rows: Sequence[Mapping[str, Any]],
+    sizes: Sequence[Any],
+    run: Mapping[str, Any],
+    job_config: Mapping[str, Any] | None = None,
+    *,
+    totals: tuple[int, int] | None = None,
+) -> list[GroupResult]:
+    """The whole run's metrics, then each group's.
+
+    rows carry `group`; `sizes` are the store's GroupSizes (they also name groups whose samples
+    have no scores); `totals` the run's (distinct samples, sample rows) for the whole-run line."""
+    by_group: dict[Any, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_group.setdefault(row["group"], []).append(row)
+    samples, count = totals if totals is not None else (len({row["sample_id"] for row in rows}), sum(size.rows for size in sizes))
+    out = [_one(None, ALL_GROUP, samples, count, rows, run, job_config, is_all=True)]
+    for size in sizes:
+        out.append(_one(size.value, size.label, size.samples, size.rows, by_group.get(size.value, []), run, job_config))
+    return out
+
+
+def _one(value, label, samples, count, rows, run, job_config, *, is_all: bool = False) -> GroupResult:
+    try:
+        results = tuple(results_for_rows(rows, run, job_config))
+        error = None
+    except Exception as exc:  # noqa: BLE001 - one group's failing metric must not hide the others
+        results, error = (), f"{type(exc).__name__}: {exc}"
+    return GroupResult(value, label, samples, count, results, error, is_all)
+
+
+def group_table(db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0) -> GroupTable:
+    """Load and compute a run's per-group metrics (own connection: call from one thread).
+
+    `grouping` None: the first the run offers (a metadata key if it has one)."""
+    from evtui.store import jobs
+    from evtui.store.queries_groups import group_score_rows, group_sizes, grouping_options, run_sample_counts
+    from evtui.store.schema import connect
+
+    db = connect(db_path)
+    try:
+        run = jobs.run_info(db, run_id)
+        job_config = None
+        if job_id:
+            job = jobs.get_job(db, job_id)
+            if job is None:
+                raise LookupError(f"no scoring job {job_id} in the index")
+            job_config = job["config"]
+        options = tuple(grouping_options(db, run_id))
+        chosen = grouping if grouping is not None else options[0]
+        sizes = group_sizes(db, run_id, chosen)
+        rows = group_score_rows(db, run_id, chosen, job_id=job_id)
+        totals = run_sample_counts(db, run_id)
+    finally:
+        db.conn.close()
+    groups = group_results(rows, sizes, run, job_config, totals=totals)
+    return GroupTable(run_id, job_id, chosen, options, tuple(groups), method_for(run, job_config))

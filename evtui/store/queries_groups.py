@@ -1,0 +1,422 @@
+"""Analysis queries: a run's samples and scores split into groups, score value distributions,
+and several runs' metrics side by side.
+
+Groups are made in SQL (any top-level metadata key via `json_extract`, the sample id (task),
+the epoch, or how the sample ended: error, limit, ok). Histogram bins and value counts are
+computed in SQL too, so a run of a million scores returns a few dozen rows.
+
+Scores are chosen by job: job 0 is what the run file recorded (source 'log'), job N the scores
+evtui scoring job N made (source 'job').
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evtui.store.queries_runs import Db, conn_of
+
+__all__ = [
+    "Grouping",
+    "GroupSize",
+    "Bucket",
+    "Distribution",
+    "CompareCell",
+    "CompareRow",
+    "grouping_options",
+    "group_sizes",
+    "group_score_rows",
+    "run_sample_counts",
+    "value_distribution",
+    "score_column_for_result",
+    "compare_results",
+]
+
+# Metadata keys are discovered from at most this many samples (keys are nearly always uniform).
+KEY_DISCOVERY_ROWS = 20_000
+# At most this many distinct values read as categories; more numeric values make a histogram.
+MAX_CATEGORIES = 12
+DEFAULT_BINS = 20
+
+_OUTCOME_SQL = (
+    "CASE WHEN s.error IS NOT NULL THEN 'error' "
+    "WHEN s.limit_type IS NOT NULL THEN 'limit: ' || s.limit_type ELSE 'ok' END"
+)
+# Filter-language field names (store/filters.py): keys outside this cannot be written as a filter.
+_FILTER_NAME = re.compile(r"^[A-Za-z_][\w\-/@]*$")
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """How to split a run's samples: kind is `metadata` (with `key`), `task`, `epoch` or `outcome`."""
+
+    kind: str
+    key: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "metadata":
+            return f"metadata.{self.key}"
+        return {"task": "sample id (task)", "epoch": "epoch", "outcome": "error / limit"}[self.kind]
+
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
+        """The group value of sample `s` as SQL and its parameters."""
+        if self.kind == "metadata":
+            return "json_extract(s.metadata, ?)", (_json_path(self.key or ""),)
+        if self.kind == "task":
+            return "s.sample_id", ()
+        if self.kind == "epoch":
+            return "s.epoch", ()
+        if self.kind == "outcome":
+            return _OUTCOME_SQL, ()
+        raise ValueError(f"unknown grouping {self.kind!r}")
+
+    def filter_for(self, value: Any) -> str | None:
+        """The samples-filter expression selecting the group with `value` (None if not expressible)."""
+        if self.kind == "epoch":
+            return f"epoch == {int(value)}"
+        if self.kind == "task":
+            return f"id == {_quote(str(value))}"
+        if self.kind == "outcome":
+            if value == "error":
+                return "error"
+            if value == "ok":
+                return "not error and not limit"
+            return f"limit == {_quote(str(value).removeprefix('limit: '))}"
+        if self.kind == "metadata" and all(_FILTER_NAME.match(part) for part in (self.key or "").split(".")):
+            field_name = f"metadata.{self.key}"
+            if value is None:
+                return f"{field_name} == null"
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return f"{field_name} == {value!r}"
+            return f"{field_name} == {_quote(str(value))}"
+        return None
+
+
+def _json_path(key: str) -> str:
+    return "$" + "".join(f'."{part}"' for part in key.split("."))
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def group_label(value: Any) -> str:
+    """How a group value reads on screen: `(none)` for samples without the key."""
+    return "(none)" if value is None else str(value)
+
+
+def grouping_options(db: Db, run_id: int) -> list[Grouping]:
+    """The groupings that make sense for a run: its metadata keys holding scalars or lists
+    (first seen first), sample id when samples repeat over epochs, epoch when there are
+    several, and error / limit always."""
+    conn = conn_of(db)
+    keys = [
+        row[0]
+        for row in conn.execute(
+            "SELECT j.key FROM (SELECT metadata FROM samples WHERE run_id = ? ORDER BY id LIMIT ?) s, "
+            "json_each(s.metadata) j WHERE json_valid(s.metadata) AND j.type != 'object' "
+            "GROUP BY j.key ORDER BY min(j.id), j.key",
+            (run_id, KEY_DISCOVERY_ROWS),
+        )
+    ]
+    options = [Grouping("metadata", key) for key in keys]
+    samples, ids, epochs = conn.execute(
+        "SELECT count(*), count(DISTINCT sample_id), max(epoch) FROM samples WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if samples and ids < samples:
+        options.append(Grouping("task"))
+    if (epochs or 0) > 1:
+        options.append(Grouping("epoch"))
+    options.append(Grouping("outcome"))
+    return options
+
+
+@dataclass(frozen=True)
+class GroupSize:
+    """One group: its value, how many sample rows (sample × epoch) and distinct samples, errors."""
+
+    value: Any
+    rows: int
+    samples: int
+    errors: int
+
+    @property
+    def label(self) -> str:
+        return group_label(self.value)
+
+
+def group_sizes(db: Db, run_id: int, grouping: Grouping) -> list[GroupSize]:
+    """Every group of the run's samples under `grouping`, ordered by value."""
+    expr, params = grouping.sql()
+    rows = conn_of(db).execute(
+        f"SELECT {expr} AS grp, count(*), count(DISTINCT s.sample_id), count(s.error) "
+        "FROM samples s WHERE s.run_id = ? GROUP BY grp ORDER BY grp",
+        (*params, run_id),
+    ).fetchall()
+    return [GroupSize(*row) for row in rows]
+
+
+def run_sample_counts(db: Db, run_id: int) -> tuple[int, int]:
+    """(distinct sample ids, sample × epoch rows) of a run."""
+    samples, rows = conn_of(db).execute(
+        "SELECT count(DISTINCT sample_id), count(*) FROM samples WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return samples, rows
+
+
+def _source_clause(job_id: int) -> tuple[str, tuple[Any, ...]]:
+    if job_id == 0:
+        return "sc.source = 'log' AND sc.job_id = 0", ()
+    return "sc.source = 'job' AND sc.job_id = ?", (job_id,)
+
+
+def group_score_rows(
+    db: Db, run_id: int, grouping: Grouping, *, job_id: int = 0, scorers: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The run's scores of job `job_id` (0: recorded) with each sample's group value under `group`.
+
+    Rows are shaped as store.jobs.job_scores returns them (scorer, sample_id, epoch, value, answer,
+    explanation, reason, metadata, sample_metadata) plus `group`, in sample order."""
+    from evtui.store.jobs import loads
+
+    expr, group_params = grouping.sql()
+    source, source_params = _source_clause(job_id)
+    where = f"sc.run_id = ? AND {source}"
+    params: list[Any] = [*group_params, run_id, *source_params]
+    if scorers is not None:
+        if not scorers:
+            return []
+        where += f" AND sc.scorer IN ({','.join('?' * len(scorers))})"
+        params.extend(scorers)
+    rows = conn_of(db).execute(
+        f"SELECT {expr}, sc.scorer, s.sample_id, s.epoch, sc.value, sc.answer, sc.explanation, sc.reason, "
+        f"sc.metadata, s.metadata FROM scores sc JOIN samples s ON s.id = sc.sample_rowid WHERE {where} "
+        "ORDER BY s.id, sc.id",
+        params,
+    ).fetchall()
+    parsed: dict[str, Any] = {}  # sample metadata repeats across scorers and epochs: parse once
+
+    def sample_metadata(text: str) -> Any:
+        if text not in parsed:
+            parsed[text] = loads(text, {})
+        return parsed[text]
+
+    return [
+        {
+            "group": row[0], "scorer": row[1], "sample_id": row[2], "epoch": row[3], "value": loads(row[4]),
+            "answer": row[5], "explanation": row[6], "reason": row[7], "metadata": loads(row[8], {}) or None,
+            "sample_metadata": sample_metadata(row[9]),
+        }
+        for row in rows
+    ]
+
+
+# ---------------------------------------------------------------------------- distributions
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One bar: a category (`label`, with its numeric face `value` if any) or a bin [low, high)."""
+
+    label: str
+    count: int
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The values of one scorer (or one key of a dict-valued scorer) in a run.
+
+    kind: `categorical` (value counts), `numeric` (histogram bins) or `empty` (nothing scored).
+    `scored` counts the values in the buckets; `unscored` NaN, missing and non-scalar values."""
+
+    scorer: str
+    key: str | None
+    kind: str
+    scored: int
+    unscored: int
+    buckets: tuple[Bucket, ...] = field(default_factory=tuple)
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+def _value_sql(key: str | None) -> tuple[str, str, str, tuple[Any, ...]]:
+    """(type, text, number) SQL over `sc` for the score value or one key of it, and params per use."""
+    if key is None:
+        kind = "CASE WHEN json_valid(sc.value) THEN json_type(sc.value) END"
+        text = "CASE WHEN json_valid(sc.value) AND json_type(sc.value) = 'text' THEN json_extract(sc.value, '$') END"
+        return kind, text, "sc.value_num", ()
+    path = _json_path(key)
+    kind = "CASE WHEN json_valid(sc.value) THEN json_type(sc.value, :path) END"
+    text = "CASE WHEN json_valid(sc.value) AND json_type(sc.value, :path) = 'text' THEN json_extract(sc.value, :path) END"
+    number = (
+        "CASE WHEN json_valid(sc.value) AND json_type(sc.value, :path) IN ('integer', 'real', 'true', 'false') "
+        "THEN json_extract(sc.value, :path) END"
+    )
+    return kind, text, number, (path,)
+
+
+def value_distribution(
+    db: Db, run_id: int, scorer: str, *, job_id: int = 0, key: str | None = None, bins: int = DEFAULT_BINS
+) -> Distribution:
+    """Value counts (labels, or few distinct numbers) or a histogram of `bins` equal-width bins
+    of one scorer's values in a run, every count made in SQL."""
+    conn = conn_of(db)
+    kind_sql, text_sql, num_sql, path = _value_sql(key)
+    source = "sc.source = 'log' AND sc.job_id = 0" if job_id == 0 else "sc.source = 'job' AND sc.job_id = :job"
+    named: dict[str, Any] = {"run": run_id, "scorer": scorer, "job": job_id, "path": path[0] if path else None}
+    base = f"FROM scores sc WHERE sc.run_id = :run AND sc.scorer = :scorer AND {source}"
+    total, texts, numbers, distinct = conn.execute(
+        f"SELECT count(*), count({text_sql}), count({num_sql}), "
+        f"count(DISTINCT coalesce({text_sql}, {num_sql})) {base}",
+        named,
+    ).fetchone()
+    if texts:
+        # Labels (C/I/P/N, or any text): count each; numbers among them count under their own text.
+        label = f"coalesce({text_sql}, CAST({num_sql} AS TEXT))"
+        rows = conn.execute(
+            f"SELECT {label} AS label, count(*), max({num_sql}) AS num {base} AND {label} IS NOT NULL "
+            "GROUP BY label ORDER BY num IS NULL, num DESC, label",
+            named,
+        ).fetchall()
+        buckets = tuple(Bucket(str(lab), count, num) for lab, count, num in rows)
+        scored = sum(b.count for b in buckets)
+        return Distribution(scorer, key, "categorical", scored, total - scored, buckets)
+    if not numbers:
+        return Distribution(scorer, key, "empty", 0, total)
+    low, high = conn.execute(f"SELECT min({num_sql}), max({num_sql}) {base}", named).fetchone()
+    if distinct <= MAX_CATEGORIES:
+        rows = conn.execute(
+            f"SELECT {num_sql} AS num, count(*) {base} AND num IS NOT NULL GROUP BY num ORDER BY num", named
+        ).fetchall()
+        buckets = tuple(Bucket(_number_label(num), count, float(num)) for num, count in rows)
+        return Distribution(scorer, key, "categorical", numbers, total - numbers, buckets, float(low), float(high))
+    bins = max(1, bins)
+    width = (high - low) / bins
+    named |= {"low": low, "high": high, "width": width, "last": bins - 1}
+    counts = dict(
+        conn.execute(
+            f"SELECT CASE WHEN {num_sql} >= :high THEN :last ELSE CAST(({num_sql} - :low) / :width AS INTEGER) END AS bin, "
+            f"count(*) {base} AND {num_sql} IS NOT NULL GROUP BY bin",
+            named,
+        ).fetchall()
+    )
+    buckets = tuple(
+        Bucket(f"{_number_label(low + index * width)} – {_number_label(low + (index + 1) * width)}",
+               counts.get(index, 0), None, low + index * width, low + (index + 1) * width)
+        for index in range(bins)
+    )  # fmt: skip
+    return Distribution(scorer, key, "numeric", numbers, total - numbers, buckets, float(low), float(high))
+
+
+def _number_label(value: float) -> str:
+    number = float(value)
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return f"{number:.4g}"
+
+
+def score_column_for_result(db: Db, run_id: int, result_scorer: str, *, job_id: int = 0) -> tuple[str, str | None]:
+    """The (scorer, dict key) whose values a result row named `result_scorer` summarises.
+
+    A dict-valued Inspect scorer reports one result per key (`length` of scorer `shape`): the
+    run's recorded `result_scores` say which scorer a key belongs to; else any dict-valued
+    scorer holding that key."""
+    conn = conn_of(db)
+    source, params = _source_clause(job_id)
+    if conn.execute(
+        f"SELECT 1 FROM scores sc WHERE sc.run_id = ? AND sc.scorer = ? AND {source} LIMIT 1",
+        (run_id, result_scorer, *params),
+    ).fetchone():
+        return result_scorer, None
+    row = conn.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
+    config = json.loads(row[0] or "{}") if row else {}
+    for entry in config.get("result_scores") or []:
+        if isinstance(entry, dict) and entry.get("name") == result_scorer and entry.get("scorer"):
+            return str(entry["scorer"]), result_scorer
+    found = conn.execute(
+        f"SELECT sc.scorer FROM scores sc WHERE sc.run_id = ? AND {source} AND json_valid(sc.value) "
+        "AND json_type(sc.value, ?) IS NOT NULL LIMIT 1",
+        (run_id, *params, _json_path(result_scorer)),
+    ).fetchone()
+    if found:
+        return found[0], result_scorer
+    return result_scorer, None
+
+
+# ---------------------------------------------------------------------------- comparing runs
+
+# Metrics where a bigger number is not better: never marked best.
+_NOT_RANKED = {"stderr", "std", "var", "bootstrap_stderr", "n_tasks"}
+
+
+@dataclass(frozen=True)
+class CompareCell:
+    value: float | None
+    stderr: float | None = None
+    best: bool = False
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One scorer × reducer × metric (recorded, or of evtui job `job_id`) across the compared runs."""
+
+    job_id: int
+    scorer: str
+    reducer: str | None
+    metric: str
+    cells: tuple[CompareCell | None, ...]  # one per run, None where the run has no such metric
+
+
+def compare_results(db: Db, run_ids: Sequence[int]) -> list[CompareRow]:
+    """Every metric any of `run_ids` reports, with each run's value; stderr folded into the value
+    it belongs to (same scorer, reducer and job), the highest value marked best where higher is better.
+
+    Recorded metrics come first, then evtui jobs', each in the order the first run reports them."""
+    from evtui.store.queries_runs import run_results
+
+    order: list[tuple[int, str, str | None, str]] = []
+    values: dict[tuple[int, str, str | None, str], dict[int, float | None]] = {}
+    stderrs: dict[tuple[int, str, str | None], dict[int, float | None]] = {}
+    for run_id in run_ids:
+        for result in run_results(db, run_id):
+            if result.metric == "stderr":
+                stderrs.setdefault((result.job_id, result.scorer, result.reducer), {})[run_id] = result.value
+            identity = (result.job_id, result.scorer, result.reducer, result.metric)
+            if identity not in values:
+                order.append(identity)
+            values.setdefault(identity, {})[run_id] = result.value
+    order.sort(key=lambda identity: identity[0])  # stable: recorded (job 0) first, then by job
+    rows: list[CompareRow] = []
+    for identity in order:
+        job_id, scorer, reducer, metric = identity
+        group_stderr = stderrs.get((job_id, scorer, reducer), {})
+        has_others = any(other[:3] == identity[:3] and other[3] != "stderr" for other in order)
+        if metric == "stderr" and has_others:
+            continue  # shown as ± next to the scorer's other metrics
+        by_run = values[identity]
+        finite = [v for v in by_run.values() if v is not None and not math.isnan(v)]
+        best = max(finite) if finite and len(by_run) > 1 and _ranked(metric) else None
+        cells = tuple(
+            CompareCell(
+                by_run[run_id],
+                group_stderr.get(run_id) if metric != "stderr" else None,
+                best is not None and by_run[run_id] == best,
+            )
+            if run_id in by_run
+            else None
+            for run_id in run_ids
+        )
+        rows.append(CompareRow(job_id, scorer, reducer, metric, cells))
+    return rows
+
+
+def _ranked(metric: str) -> bool:
+    return metric not in _NOT_RANKED and not metric.startswith("count:")

@@ -1,0 +1,128 @@
+"""Metrics per group: the whole run reproduces the recorded scalars, and each group's numbers are
+what the run's metrics give on that group's samples alone."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from evtui.scoring.engine import run_job
+from evtui.scoring.engine_config import ScoringJobConfig
+from evtui.scoring.group_metrics import ALL_GROUP, group_table
+from evtui.store import queries as q
+from evtui.store.ingest import ingest_paths
+from evtui.store.queries_groups import Grouping
+from evtui.store.schema import connect
+
+DATA = Path(__file__).parent / "data"
+EVSYS_ARM = DATA / "evsys" / ".evsys" / "2026-11-20_14-03-12_prompt-ablation" / "cot__s0"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("logs")
+    for name in ("qa_match.eval", "mc_epochs.eval", "dict_unscored.eval"):
+        shutil.copy2(DATA / "inspect" / name, logs / name)
+    shutil.copy2(DATA / "ag2" / "weather-schema-02.json", logs / "weather.json")
+    shutil.copytree(EVSYS_ARM, logs / ".evsys" / "x_prompt-ablation" / "cot__s0")
+    db_path = logs / "index.db"
+    assert ingest_paths(db_path, [logs]).failures == []
+    db = connect(db_path)
+    ids = {}
+    for run_id, path in db.execute("SELECT id, path FROM runs"):
+        parts = Path(path).parts
+        ids["evsys/" + parts[-2] if parts[-1] == "rollouts.jsonl" else parts[-1]] = run_id
+    db.conn.close()
+    return db_path, ids, logs
+
+
+def values(results) -> dict[tuple[str, str | None, str], float | None]:
+    return {(r.scorer, r.reducer, r.metric): r.value for r in results}
+
+
+def recorded(db_path: Path, run_id: int) -> dict[tuple[str, str | None, str], float | None]:
+    db = connect(db_path)
+    try:
+        return values(r for r in q.run_results(db, run_id) if r.job_id == 0)
+    finally:
+        db.conn.close()
+
+
+@pytest.mark.parametrize("run", ["qa_match.eval", "mc_epochs.eval", "dict_unscored.eval", "weather.json", "evsys/test", "evsys/val"])
+def test_the_whole_run_line_reproduces_the_recorded_scalars(index, run):
+    db_path, ids, _ = index
+    table = group_table(db_path, ids[run])
+    whole = table.groups[0]
+    assert whole.is_all and whole.label == ALL_GROUP and whole.error is None
+    expected = recorded(db_path, ids[run])
+    assert expected
+    assert values(whole.results) == pytest.approx(expected)
+
+
+def test_a_metadata_group_gets_accuracy_and_stderr_of_its_own_samples(index):
+    db_path, ids, logs = index
+    table = group_table(db_path, ids["qa_match.eval"], Grouping("metadata", "category"))
+    log = read_eval_log(str(logs / "qa_match.eval"))
+    for group in table.groups[1:]:
+        # By hand: C = 1, I = 0; Inspect's stderr is the sample std (n - 1) over sqrt(n).
+        scores = [1.0 if s.scores["match"].value == "C" else 0.0 for s in log.samples if s.metadata["category"] == group.label]
+        got = values(group.results)
+        assert group.rows == group.samples == len(scores)
+        assert got[("match", None, "accuracy")] == pytest.approx(sum(scores) / len(scores))
+        assert got[("match", None, "stderr")] == pytest.approx(statistics.stdev(scores) / math.sqrt(len(scores)))
+    assert [g.label for g in table.groups] == [ALL_GROUP, "geo", "math"]
+
+
+def test_an_epoch_group_reduces_only_that_epoch(index):
+    db_path, ids, logs = index
+    table = group_table(db_path, ids["mc_epochs.eval"], Grouping("epoch"))
+    log = read_eval_log(str(logs / "mc_epochs.eval"))
+    for group in table.groups[1:]:
+        scores = [1.0 if s.scores["choice"].value == "C" else 0.0 for s in log.samples if s.epoch == group.value]
+        got = values(group.results)
+        assert got[("choice", "mean", "accuracy")] == pytest.approx(sum(scores) / len(scores))
+        # pass_at_2 needs two epochs: with one, Inspect's reducer gives NaN (shown as no value).
+        assert got[("choice", "pass_at_2", "accuracy")] is None
+
+
+def test_evsys_groups_use_the_reward_metrics_over_tasks(index):
+    db_path, ids, logs = index
+    table = group_table(db_path, ids["evsys/test"], Grouping("metadata", "toolkit"))
+    db = connect(db_path)
+    rows = db.execute(
+        "SELECT s.sample_id, json_extract(s.metadata, '$.toolkit'), sc.value_num FROM samples s "
+        "JOIN scores sc ON sc.sample_rowid = s.id WHERE s.run_id = ?",
+        (ids["evsys/test"],),
+    ).fetchall()
+    db.conn.close()
+    for group in table.groups[1:]:
+        tasks: dict[str, list[float]] = {}
+        for sample_id, toolkit, reward in rows:
+            if toolkit == group.value:
+                tasks.setdefault(sample_id, []).append(reward)
+        got = values(group.results)
+        # mean_reward: the mean over tasks of each task's mean reward (EvSys's macro mean).
+        assert got[("reward", None, "mean_reward")] == pytest.approx(statistics.mean(statistics.mean(t) for t in tasks.values()))
+        assert got[("reward", None, "pass_rate")] == pytest.approx(
+            sum(r >= 1.0 for t in tasks.values() for r in t) / sum(len(t) for t in tasks.values())
+        )
+
+
+def test_groups_of_an_evtui_job_use_the_job_metrics(index, tmp_path):
+    db_path, ids, _ = index
+    work = tmp_path / "index.db"
+    shutil.copy2(db_path, work)
+    run_id = ids["qa_match.eval"]
+    result = run_job(work, ScoringJobConfig(scorers=["includes()"], metrics=["mean"]), [run_id])
+    table = group_table(work, run_id, Grouping("metadata", "category"), job_id=result.job_id)
+    db = connect(work)
+    job_results = values(r for r in q.run_results(db, run_id) if r.job_id == result.job_id)
+    db.conn.close()
+    assert values(table.groups[0].results) == pytest.approx(job_results)
+    assert {key[2] for key in job_results} == {"mean"}
+    assert all(values(g.results).keys() == job_results.keys() for g in table.groups[1:])
