@@ -14,6 +14,7 @@ Files written (stable names; Inspect's own names are timestamped, so each log is
     mc_epochs.eval / mc_epochs.json         multiple_choice + choice(), Epochs(3, [mean, pass_at_2])
     model_graded.eval                       model_graded_qa with a mock grader (one reply ungraded)
     tool_agent.eval                         use_tools + generate, tool errors, errored samples
+    failed.eval                             the same agent with fail_on_error on -> status "error"
     cancelled.eval                          SIGINT mid-run -> status "cancelled"
     killed.eval / killed.json               SIGKILL mid-run -> status "started" (journal / flushed samples)
     qa_edited.eval                          qa_match.eval with edit_score() applied (provenance)
@@ -260,11 +261,11 @@ def agent_model():
     return get_model(MODEL, custom_outputs=outputs, memoize=False)
 
 
-def agent_task() -> Task:
+def agent_task(name: str = "tool_agent") -> Task:
     samples = [Sample(id=i + 1, input=q, target=t) for i, (q, t, _, _) in enumerate(AGENT)]
     samples.append(Sample(id=len(samples) + 1, input="boom: make the model fail", target="x"))
     return Task(dataset=samples, solver=[use_tools([add(), lookup()]), generate()], scorer=includes(),
-                name="tool_agent")
+                name=name)
 
 
 # 5/6. Cancelled and killed runs (child process) ----------------------------------------------
@@ -409,6 +410,8 @@ def _generate(name: str, logs: Path) -> None:
         "dict_unscored": lambda: _run(dict_task(), dict_model(), logs, fmt),
         "model_graded": lambda: _run(graded_task(), graded_model(), logs, fmt),
         "tool_agent": lambda: _run(agent_task(), agent_model(), logs, fmt, fail_on_error=False),
+        # fail_on_error left on: the first errored sample (Crashville) ends the run with status "error".
+        "failed": lambda: _run(agent_task("failed_agent"), agent_model(), logs, fmt),
     }
     if stem in runs:
         _place(runs[stem](), name)
@@ -424,7 +427,7 @@ def _generate(name: str, logs: Path) -> None:
 
 ALL = ["qa_match.eval", "qa_match.json", "mc_epochs.eval", "mc_epochs.json", "dict_unscored.eval",
        "dict_unscored.json", "model_graded.eval", "tool_agent.eval", "qa_edited.eval",
-       "cancelled.eval", "killed.eval", "killed.json"]
+       "cancelled.eval", "killed.eval", "killed.json", "failed.eval"]
 DEMO_RUNS = ("qa_match.eval", "mc_epochs.eval", "model_graded.eval", "tool_agent.eval")
 
 

@@ -85,6 +85,15 @@ def test_reader_matches_inspect_read_eval_log(path: Path) -> None:
             log.results.total_samples, log.results.completed_samples)
 
 
+@pytest.mark.parametrize("path", EVAL_LOGS + JSON_LOGS, ids=lambda p: p.name)
+def test_records_are_valid_by_the_contract(path: Path) -> None:
+    # Readers build records without validation for speed; validating them must change nothing.
+    run, samples = read_all(path)
+    assert same(type(run).model_validate(run.model_dump()).model_dump(), run.model_dump())
+    for sample in samples:
+        assert same(type(sample).model_validate(sample.model_dump()).model_dump(), sample.model_dump())
+
+
 @pytest.mark.parametrize("name", ["qa_match", "mc_epochs", "dict_unscored"])
 def test_eval_and_json_give_the_same_records(name: str) -> None:
     # Two separate runs of the same task: ids, scores and texts agree, timings and uuids don't.
@@ -159,6 +168,14 @@ def test_cancelled_run() -> None:
     assert run.results and run.completed_samples == len(samples) - 1
     interrupted = [s for s in samples if s.error]
     assert len(interrupted) == 1 and interrupted[0].error.startswith("CancelledError")
+
+
+def test_failed_run_has_its_error_and_no_results() -> None:
+    run, samples = read_all(DATA / "failed.eval")
+    assert run.status == "error" and "lookup service unavailable" in run.error
+    assert run.results == [] and run.total_samples == 6
+    assert run.completed_samples == 3  # from summaries.json: the samples that ended without error
+    assert [s.error is None for s in samples] == [True, True, True, False, False]
 
 
 def test_killed_run_reads_from_the_journal() -> None:
@@ -292,6 +309,15 @@ def test_json_general_path_gives_the_same_records(name: str, tmp_path: Path) -> 
     last = slow[-1]
     detail = inspect_json.load_sample_detail(compact, last.detail_ref)
     assert (str(detail["id"]), detail["epoch"]) == (last.sample_id, last.epoch)
+
+
+def test_json_log_without_samples(tmp_path: Path) -> None:
+    document = json.loads((DATA / "qa_match.json").read_text())
+    del document["samples"], document["reductions"]
+    path = tmp_path / "header_only.json"
+    path.write_text(json.dumps(document, indent=2))
+    run, samples = read_all(path)
+    assert run.status == "success" and run.total_samples == 12 and samples == []
 
 
 def test_json_detail_found_again_after_the_file_changed(tmp_path: Path) -> None:
