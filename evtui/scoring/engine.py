@@ -236,7 +236,7 @@ def _rows_from_memory(kept: list[tuple]) -> list[dict[str, Any]]:
         {
             "scorer": name, "sample_id": state.sample_id, "epoch": state.epoch, "value": score.value,
             "answer": score.answer, "explanation": score.explanation, "reason": score.reason,
-            "metadata": score.metadata or None, "sample_metadata": state.metadata,
+            "metadata": score.metadata or None, "sample_metadata": state.metadata, "score": score,
         }
         for _, name, score, state in kept
     ]

@@ -182,7 +182,8 @@ def _spec_for_key(key: str) -> str:
 
 
 def run_results_for(plan: RunPlan, rows: list[dict[str, Any]]) -> list[ResultRecord]:
-    """Reduce and compute metrics for one run's job scores (rows from store.jobs.job_scores)."""
+    """Reduce and compute metrics for one run's job scores (rows from store.jobs.job_scores; a row
+    made in this session may carry its Score object as "score")."""
     from evtui.scoring.pipeline import ScorerInfo, compute_results
     from evtui.scoring.pipeline_recorded import results_from_recorded
 
@@ -191,7 +192,9 @@ def run_results_for(plan: RunPlan, rows: list[dict[str, Any]]) -> list[ResultRec
     feedback = []
     for row in rows:
         if row["scorer"] in by_scorer:
-            score = Score(row["value"], answer=row["answer"], explanation=row["explanation"], reason=row["reason"], metadata=row["metadata"])
+            score = row.get("score") or Score(
+                row["value"], answer=row["answer"], explanation=row["explanation"], reason=row["reason"], metadata=row["metadata"]
+            )
             by_scorer[row["scorer"]].append(SampleScore(score=score, sample_id=row["sample_id"], sample_metadata=row["sample_metadata"], scorer=row["scorer"]))
         else:
             feedback.append(score_to_feedback(row["scorer"], row["value"], answer=row["answer"], explanation=row["explanation"], metadata=row["metadata"]))
