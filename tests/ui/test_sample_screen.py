@@ -253,3 +253,29 @@ async def test_a_missing_run_file_still_shows_the_indexed_transcript_and_says_so
         transcript = pane_text(screen, "transcript")
         assert "the run file is missing" in transcript
         assert "→ call add" in transcript and "The sum is 42." in transcript
+
+
+async def test_enter_on_a_samples_row_opens_it_and_next_follows_the_tables_sort(logs):
+    from evtui.app.screens.samples import SamplesScreen
+    from evtui.app.widgets.sql_table import SqlTable
+
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = connect(app.db_path).execute("SELECT id FROM runs WHERE path LIKE '%tool_agent.eval'").fetchone()[0]
+        await app.push_screen(SamplesScreen(run_id, title="tool_agent"))
+        await loaded(app, pilot)
+        table = app.screen.query_one(SqlTable)
+        table.set_sort("id", descending=True)
+        await loaded(app, pilot)
+        assert table.row_at(0).row.sample_id == "6"
+        await pilot.press("enter")
+        await loaded(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, SampleScreen)
+        assert heading(screen).startswith("sample 6 ")
+        await pilot.press("n")  # descending: the next row is sample 5
+        await loaded(app, pilot)
+        assert heading(screen).startswith("sample 5 ")
+        await pilot.press("escape")
+        assert isinstance(app.screen, SamplesScreen)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Collapsible, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.widgets.epoch_table import EpochTable
@@ -61,7 +61,9 @@ class SampleOverview(VerticalScroll):
             if sample.error:
                 yield Static(Content(sample.error), classes="overview--error")
             if view.error_traceback:
-                yield Static(Content(view.error_traceback.rstrip()), classes="overview--muted")
+                # Tracebacks run to dozens of lines: folded, so the scores below stay in view.
+                with Collapsible(title="Traceback (Enter to unfold)", collapsed=True):
+                    yield Static(Content(view.error_traceback.rstrip()), classes="overview--muted")
         yield Static("Scores", classes="overview--label")
         if not view.scores:
             yield Static("no scores", classes="overview--muted")
