@@ -191,9 +191,12 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
                 results = run_results_for(plan, rows)
                 jobs.replace_results(db, run_id, job_id, results)
                 outcomes.append(RunOutcome(run_id, plan.run["path"], results, list(plan.notes)))
-    except BaseException:
-        jobs.update_job(db, job_id, status="failed", done=progress.done, errors=progress.errors)
-        progress.post("failed", force=True)
+    except BaseException as error:
+        # Ctrl-C is a cancel (scores made so far are stored; the job resumes); anything else failed.
+        interrupted = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
+        final = "cancelled" if interrupted else "failed"
+        jobs.update_job(db, job_id, status=final, done=progress.done, errors=progress.errors)
+        progress.post(final, force=True, message=None if interrupted else f"{type(error).__name__}: {error}")
         raise
     jobs.update_job(db, job_id, status=status, done=progress.done, errors=progress.errors)
     progress.post(status, force=True)
