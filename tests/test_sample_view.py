@@ -151,3 +151,15 @@ def test_a_human_edit_counts_and_scores_keep_the_runs_scorer_order(index):
         ("includes", "recorded", False),
     ]
     assert after.epochs[0].scores["includes"].value == "P"
+
+
+def test_the_sample_view_facade_and_score_edits_import_without_textual():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, evtui.sample_view, evtui.store.score_edits\n"
+        "print(','.join(sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
