@@ -169,7 +169,7 @@ def parse_field(form_field: FormField, raw: Any, kind: Kind = "scorer") -> tuple
     text = raw.strip() if isinstance(raw, str) else repr(raw)
     if form_field.kind == "str":
         value: Any = None if (form_field.optional and text == "None") else raw
-        return True, value, repr(value)
+        return (form_field.required or value != form_field.default), value, repr(value)
     value = literal(text)
     if _has_spec(value):
         if form_field.kind not in ("spec", "any", "list", "dict"):

@@ -1,0 +1,94 @@
+"""A scoring job's live progress: one bar per scorer with done/total, rate, ETA, errors and running metric."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label, ProgressBar, Static
+
+from evtui.scoring.engine_config import JobProgress
+
+
+def format_seconds(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def progress_summary(progress: JobProgress, label: str = "") -> str:
+    """`job 3 · running · 1,234/5,000 · 812/s · ETA 5s · 2 errors` (the headline above the bars)."""
+    parts = [label or f"job {progress.job_id}", progress.status, f"{progress.done:,}/{progress.total:,} scored"]
+    if progress.rate > 0:
+        parts.append(f"{progress.rate:,.0f}/s")
+        if progress.status == "running" and progress.total > progress.done:
+            parts.append(f"ETA {format_seconds((progress.total - progress.done) / progress.rate)}")
+    parts.append(f"elapsed {format_seconds(progress.elapsed)}")
+    parts.append(f"{progress.errors} error{'s' if progress.errors != 1 else ''}")
+    return " · ".join(parts)
+
+
+def scorer_line(name: str, done: int, total: int, progress: JobProgress) -> str:
+    """The text beside a scorer's bar: counts, the running mean so far and the first error."""
+    text = f"{done:,}/{total:,}"
+    if name in progress.running_metrics:
+        text += f"  mean {progress.running_metrics[name]:.4f}"
+    error = progress.first_errors.get(name)
+    if error:
+        text += f"  first error: {error.splitlines()[0][:60]}"
+    return text
+
+
+class JobProgressView(Vertical):
+    """Shows the newest JobProgress of one job; bars are added as scorers appear."""
+
+    DEFAULT_CSS = """
+    JobProgressView { height: auto; padding: 0 1; }
+    JobProgressView .job-headline { height: 1; text-style: bold; }
+    JobProgressView .job-run { height: 1; color: $text-muted; }
+    JobProgressView .scorer-row { height: 1; }
+    JobProgressView .scorer-name { width: 24; }
+    JobProgressView .scorer-row ProgressBar { width: 44; }
+    JobProgressView .scorer-text { width: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.job_id: int | None = None
+        self._rows: dict[str, tuple[ProgressBar, Static]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static("No scoring job running.", classes="job-headline")
+        yield Static("", classes="job-run")
+
+    def show(self, progress: JobProgress, label: str = "") -> None:
+        """Draw `progress` (a new job replaces the bars of the previous one)."""
+        if progress.job_id != self.job_id:
+            self.job_id = progress.job_id
+            for row in self.query(".scorer-row"):
+                row.remove()
+            self._rows.clear()
+        self.query_one(".job-headline", Static).update(progress_summary(progress, label))
+        self.query_one(".job-run", Static).update(progress.run_path or "")
+        for name, (done, total) in progress.per_scorer.items():
+            row = self._rows.get(name)
+            if row is None:
+                bar = ProgressBar(total=total or None, show_eta=False)
+                text = Static("", classes="scorer-text")
+                self.mount(Horizontal(Label(name[:23], classes="scorer-name"), bar, text, classes="scorer-row"))
+                row = self._rows[name] = (bar, text)
+            bar, text = row
+            bar.update(total=total, progress=done)
+            text.update(scorer_line(name, done, total, progress))
+
+    def clear(self, text: str = "No scoring job running.") -> None:
+        self.job_id = None
+        for row in self.query(".scorer-row"):
+            row.remove()
+        self._rows.clear()
+        self.query_one(".job-headline", Static).update(text)
+        self.query_one(".job-run", Static).update("")
