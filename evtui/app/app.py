@@ -37,6 +37,7 @@ class EvtuiApp(App[None]):
         Binding("q", "quit", "Quit", id="evtui.quit"),
         Binding("question_mark", "help", "Help", key_display="?", id="evtui.help"),
         Binding("f", "show_failures", "Failed files", id="evtui.failures"),
+        Binding("J", "show_jobs", "Jobs", key_display="J", id="evtui.jobs"),
     ]
 
     ingest_running: reactive[bool] = reactive(False)
@@ -95,6 +96,9 @@ class EvtuiApp(App[None]):
                 markup=False,
             )
         self.push_screen(RunsScreen())
+        from evtui.app.job_runner import JobRunner
+
+        JobRunner.of(self).resume_interrupted()  # jobs left running/queued when evtui last quit
         if self.ingest_paths:
             self.ingest_running = True
             self.run_ingest()
@@ -194,6 +198,12 @@ class EvtuiApp(App[None]):
 
         if not isinstance(self.screen, FailuresDialog):
             self.push_screen(FailuresDialog(self.ingest_failures))
+
+    def action_show_jobs(self) -> None:
+        from evtui.app.screens.jobs import JobsScreen
+
+        if not isinstance(self.screen, JobsScreen):
+            self.push_screen(JobsScreen())
 
     def action_toggle_dark_light(self) -> None:
         """Switch between evtui's dark and light themes."""

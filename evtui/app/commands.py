@@ -15,6 +15,7 @@ class EvtuiCommands(Provider):
         commands: list[tuple[str, str, object]] = [
             ("Failed files", "List the run files that could not be indexed", app.action_show_failures),
             ("Help: keys", "Show the keys of the current screen", app.action_help),
+            ("Scoring jobs", "Running, queued and finished scoring jobs; cancel or resume", app.action_show_jobs),
             ("Theme: toggle dark/light", "Switch between evtui-dark and evtui-light", app.action_toggle_dark_light),
         ]
         for name in sorted(app.available_themes):

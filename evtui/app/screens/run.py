@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from evtui.app import formatting as fmt
+from evtui.app.job_runner import ScoresChanged
 from evtui.app.messages import IndexChanged, LoadFailed, RunLoaded
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.status_line import StatusLine
@@ -25,6 +26,7 @@ class RunScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
         Binding("enter", "open_samples", "Samples", show=False, id="run.samples"),
+        Binding("s", "configure_scoring", "Score", id="run.score"),
     ]
 
     def __init__(self, run_id: int) -> None:
@@ -61,6 +63,16 @@ class RunScreen(Screen[None]):
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
         self.load_run()
+
+    @on(ScoresChanged)
+    def _on_scores_changed(self, message: ScoresChanged) -> None:
+        if self.run_id in message.run_ids:
+            self.load_run()
+
+    def action_configure_scoring(self) -> None:
+        from evtui.app.dialogs.configure_scoring import open_configure_scoring
+
+        open_configure_scoring(self.app, [self.run_id], self.sub_title)
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:

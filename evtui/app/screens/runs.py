@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from evtui.app import formatting as fmt
+from evtui.app.job_runner import ScoresChanged
 from evtui.app.messages import IndexChanged, LoadFailed, RunsLoaded
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.status_line import StatusLine
@@ -27,6 +28,7 @@ class RunsScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open_run", "Open run", show=False, id="runs.open"),
         Binding("r", "reload", "Reload", id="runs.reload"),
+        Binding("s", "configure_scoring", "Score", id="runs.score"),
     ]
 
     def __init__(self) -> None:
@@ -103,6 +105,17 @@ class RunsScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.load_runs()
+
+    @on(ScoresChanged)
+    def _on_scores_changed(self) -> None:
+        self.load_runs()
+
+    def action_configure_scoring(self) -> None:
+        """Score the selected run (marked runs, once the list has marks)."""
+        from evtui.app.dialogs.configure_scoring import open_configure_scoring
+
+        run_id = self._selected_run_id()
+        open_configure_scoring(self.app, [run_id] if run_id is not None else [])
 
 
 def run_cells(run: Any) -> tuple[Any, ...]:
