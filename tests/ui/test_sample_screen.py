@@ -279,3 +279,27 @@ async def test_enter_on_a_samples_row_opens_it_and_next_follows_the_tables_sort(
         assert heading(screen).startswith("sample 5 ")
         await pilot.press("escape")
         assert isinstance(app.screen, SamplesScreen)
+
+
+async def test_a_review_shows_in_the_samples_list_on_the_way_back(logs):
+    from evtui.app.screens.samples import SamplesScreen
+    from evtui.app.widgets.sql_table import SqlTable
+
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = connect(app.db_path).execute("SELECT id FROM runs WHERE path LIKE '%model_graded.eval'").fetchone()[0]
+        await app.push_screen(SamplesScreen(run_id, title="model_graded"))
+        await loaded(app, pilot)
+        table = app.screen.query_one(SqlTable)
+        assert table.row_at(1).row.scores["model_graded_qa"].value == "I"
+        table.cursor_row = 1
+        await pilot.press("enter")
+        await loaded(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("c", "enter", *"plants do absorb oxygen", "enter", "enter")
+        await loaded(app, pilot)
+        await pilot.press("escape")
+        await loaded(app, pilot)
+        assert app.screen.query_one(SqlTable).row_at(1).row.scores["model_graded_qa"].value == "C"

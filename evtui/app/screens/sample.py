@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
+from evtui.app.messages import IndexChanged
 from evtui.app.widgets.epoch_table import EpochTable
 from evtui.app.widgets.event_log import EventLog
 from evtui.app.widgets.sample_overview import SampleOverview, usage_text
@@ -309,6 +310,10 @@ class SampleScreen(Screen[None]):
         self.notify(f"{message.scorer} set to {message.value!r} (the original is kept)", title="Review", markup=False)
         self.active_tab = "scores"
         self._request(self.sample_rowid)
+        # The samples list and run screens below show effective scores: let them re-read.
+        for screen in self.app.screen_stack:
+            if screen is not self:
+                screen.post_message(IndexChanged())
 
 
 def heading(view: SampleView) -> Content:

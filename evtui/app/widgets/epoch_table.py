@@ -42,7 +42,7 @@ class EpochTable(DataTable[Content]):
             rows.append(cells)
         for index, label in enumerate(labels):
             width = max([len(label), *(rows[i][index].cell_length for i in range(len(rows)))])
-            self.add_column(label, width=max(1, min(width, 40)))
+            self.add_column(Content(label), width=max(1, min(width, 40)))  # scorer names are not markup
         for row, cells in zip(self.epochs, rows, strict=True):
             self.add_row(*cells, key=str(row.rowid))
         current = next((i for i, row in enumerate(self.epochs) if row.epoch == self.current_epoch), 0)

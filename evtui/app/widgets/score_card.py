@@ -66,8 +66,9 @@ class ScoreCard(Vertical, can_focus=True):
         super().__init__()
         self.view = view
         score = view.score
-        self.border_title = score.scorer
-        self.border_subtitle = view.origin_label + (" · counts" if view.effective else "")
+        # Content, not str: a border title string would be parsed as markup, and names may hold `[`.
+        self.border_title = Content(score.scorer)
+        self.border_subtitle = Content(view.origin_label + (" · counts" if view.effective else ""))
 
     def action_scroll_list(self, how: str) -> None:
         # A long explanation is taller than the pane: the keys scroll the list around the card.
