@@ -21,7 +21,7 @@ from inspect_ai.log import read_eval_log
 
 from evtui.readers import inspect_eval, inspect_json
 from evtui.readers.base import ReaderError
-from evtui.readers.inspect_common import FileReplacedError, message_text
+from evtui.readers.inspect_common import FileReplacedError, loads_json, loads_sample_for_record, message_text
 from evtui.readers.json_stream import NanTolerantStream, restore_specials
 
 DATA = Path(__file__).parent / "data" / "inspect"
@@ -31,6 +31,9 @@ JSON_LOGS = sorted(DATA.glob("*.json"))
 
 def reader_for(path: Path):
     return inspect_eval if path.suffix == ".eval" else inspect_json
+
+
+NAN = float("nan")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -239,6 +242,38 @@ def test_dict_scores_and_legacy_unscored_reason(path: Path) -> None:
     assert by_id["yn5"]["strict_yes_no"].reason == "no_response"
     assert {r.scorer for r in run.results} == {"length", "mentions_target", "strict_yes_no"}
     assert {s["name"]: s["scorer"] for s in run.config["result_scores"]}["length"] == "shape"
+
+
+@pytest.mark.parametrize("nested", [
+    {"metadata": {"a": {}, "events": [1, 2], "model_usage": {}}},  # a whole decoy inside metadata
+    {"store": {"x": {}, "events": [[1], {"y": NAN}]}},  # a decoy start only
+    {"metadata": {"note": '},"events":[ and ],"model_usage": in text'}},
+])
+def test_skipping_events_never_changes_other_fields(nested: dict[str, Any]) -> None:
+    with inspect_eval._Archive(DATA / "tool_agent.eval") as archive:
+        sample = json.loads(archive.raw("samples/2_epoch_1.json"))
+    sample.update(nested)
+    for text in (json.dumps(sample, separators=(",", ":")), json.dumps(sample, indent=2).replace("\n", "\n    ")):
+        parsed = loads_sample_for_record(text.encode())
+        full = loads_json(text.encode())
+        full.pop("events")
+        parsed.pop("events", None)  # the fallback parses everything; only the events may differ
+        assert same(parsed, full)
+
+
+@pytest.mark.parametrize("name", ["tool_agent.eval", "model_graded.eval", "qa_match.json"])
+def test_record_parsing_skips_the_events(name: str) -> None:
+    # The events are ~80% of a sample's bytes; the index never needs them (the detail view does).
+    path = DATA / name
+    if path.suffix == ".eval":
+        with inspect_eval._Archive(path) as archive:
+            texts = [archive.raw(m) for m in archive.members if m.startswith("samples/")]
+    else:
+        with open(path, "rb") as handle:
+            _, start = inspect_json._find_samples(handle)
+            texts = [text for _, text in inspect_json._sample_texts(path, handle, start)]
+    for text in texts:
+        assert "events" not in loads_sample_for_record(text) and "events" in loads_json(text)
 
 
 # --- sample detail --------------------------------------------------------------------------------

@@ -65,6 +65,43 @@ def loads_json(data: bytes | str) -> Any:
         return json.loads(data)
 
 
+# The events array is most of a sample's bytes and no record field needs it. EvalSample's key
+# order puts it right after `store` (a dict) and before `timelines`/`model_usage`.
+_COMPACT_EVENTS = (b'},"events":[', b'],"model_usage":')
+_INDENTED_EVENTS = (b',\n      "events": [', b'\n      ]')  # a sample inside an indent=2 .json log
+
+
+def _without_events(raw: bytes) -> bytes | None:
+    start = raw.find(_INDENTED_EVENTS[0])
+    if start >= 0:
+        # Indentation is depth here: the first `]` at the key's indent closes the events array.
+        end = raw.find(_INDENTED_EVENTS[1], start)
+        return raw[:start] + raw[end + len(_INDENTED_EVENTS[1]):] if end >= 0 else None
+    start = raw.find(_COMPACT_EVENTS[0])
+    if start >= 0:
+        end = raw.find(_COMPACT_EVENTS[1], start)
+        return raw[:start + 1] + raw[end + 1:] if end >= 0 else None
+    return None
+
+
+def loads_sample_for_record(raw: bytes) -> Any:
+    """Parse a sample's JSON for its SampleRecord, skipping the events array when it is safe.
+
+    A cut is kept only if it parses and the top level then has `model_usage` and no `events`;
+    a cut at a nested "events" key would break the brackets or leave the real events in place,
+    so anything unexpected falls back to parsing the whole sample.
+    """
+    cut = _without_events(raw)
+    if cut is not None:
+        try:
+            sample = loads_json(cut)
+        except ValueError:
+            sample = None
+        if isinstance(sample, dict) and "events" not in sample and "model_usage" in sample:
+            return sample
+    return loads_json(raw)
+
+
 def sample_sort_key(sample_id: Any, epoch: int) -> tuple[int, str]:
     """Inspect's sample order (`log/_log.py::sort_samples`): epoch, then id (ints zero-padded)."""
     return (epoch, sample_id if isinstance(sample_id, str) else str(sample_id).zfill(20))
@@ -82,19 +119,23 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
         return None
 
 
-def usage_from_model_usage(model_usage: dict[str, Any] | None, **times: float | None) -> Usage:
+def _add(total: Any, value: Any) -> Any:
+    return total if value is None else value if total is None else total + value
+
+
+def usage_from_model_usage(model_usage: dict[str, Any] | None, *, total_time: float | None = None,
+                           working_time: float | None = None) -> Usage:
     """Sum Inspect's per-model ModelUsage dicts (tokens and total_cost) into one Usage."""
-    totals: dict[str, Any] = {"input_tokens": None, "output_tokens": None, "total_tokens": None, "cost": None}
+    input_tokens = output_tokens = total_tokens = cost = None
     for usage in (model_usage or {}).values():
-        if not isinstance(usage, dict):
-            continue
-        for source, target in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
-                               ("total_tokens", "total_tokens"), ("total_cost", "cost")):
-            value = usage.get(source)
-            if value is not None:
-                totals[target] = (totals[target] or 0) + value
-    return build(Usage, dict(**totals, total_time=times.get("total_time"),
-                             working_time=times.get("working_time")))
+        if isinstance(usage, dict):
+            input_tokens = _add(input_tokens, usage.get("input_tokens"))
+            output_tokens = _add(output_tokens, usage.get("output_tokens"))
+            total_tokens = _add(total_tokens, usage.get("total_tokens"))
+            cost = _add(cost, usage.get("total_cost"))
+    return build(Usage, {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                         "total_tokens": total_tokens, "cost": cost, "total_time": total_time,
+                         "working_time": working_time})
 
 
 def _run_usage(stats: dict[str, Any], logged_samples: list[dict[str, Any]] | None,

@@ -24,6 +24,7 @@ from evtui.readers.inspect_common import (
     FileReplacedError,
     expand_sample_detail,
     loads_json,
+    loads_sample_for_record,
     run_record,
     sample_record,
 )
@@ -142,8 +143,15 @@ class _Archive:
         except ValueError as exc:
             raise ReaderError(self.name, f"member is not valid JSON: {exc}", where=name) from exc
 
-    def json_object(self, name: str) -> dict[str, Any]:
-        value = self.json(name)
+    def json_object(self, name: str, *, for_record: bool = False) -> dict[str, Any]:
+        if for_record:
+            data = self.raw(name)
+            try:
+                value = loads_sample_for_record(data)
+            except ValueError as exc:
+                raise ReaderError(self.name, f"member is not valid JSON: {exc}", where=name) from exc
+        else:
+            value = self.json(name)
         if not isinstance(value, dict):
             raise ReaderError(self.name, f"expected a JSON object, found {type(value).__name__}", where=name)
         return value
@@ -214,7 +222,7 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
 def _iter_samples(archive: _Archive, members: list[str]) -> Iterator[SampleRecord]:
     try:
         for name in members:
-            sample = archive.json_object(name)
+            sample = archive.json_object(name, for_record=True)
             yield sample_record(sample, detail_ref=name)
         archive.check_unchanged()
     finally:

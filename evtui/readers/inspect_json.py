@@ -24,6 +24,7 @@ from evtui.readers.inspect_common import (
     FileReplacedError,
     expand_sample_detail,
     loads_json,
+    loads_sample_for_record,
     run_record,
     sample_record,
 )
@@ -178,7 +179,7 @@ def _check_tail(path: Path, handle: BinaryIO) -> None:
 
 def _parse_sample(path: Path, text: bytes, where: str) -> dict[str, Any]:
     try:
-        sample = loads_json(text)
+        sample = loads_sample_for_record(text)
     except ValueError as exc:
         raise _json_error(path, exc, where) from exc
     if not isinstance(sample, dict):
