@@ -1,0 +1,133 @@
+"""How one scorer's values are spread in a run: value counts or a histogram, counts and shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from evtui.app import formatting as fmt
+from evtui.app.messages import IndexChanged, LoadFailed
+from evtui.app.widgets.distribution import ScoreDistribution
+from evtui.app.widgets.status_line import StatusLine
+
+BIN_CHOICES = (10, 20, 40)
+
+
+def load_distribution(db_path: Path, run_id: int, result_scorer: str, job_id: int, bins: int) -> Any:
+    """The distribution behind a result row (a dict key's values for a dict-valued scorer)."""
+    from evtui.store.queries_groups import score_column_for_result, value_distribution
+    from evtui.store.schema import connect
+
+    db = connect(db_path)
+    try:
+        scorer, key = score_column_for_result(db, run_id, result_scorer, job_id=job_id)
+        return value_distribution(db, run_id, scorer, job_id=job_id, key=key, bins=bins)
+    finally:
+        db.conn.close()
+
+
+class DistributionScreen(Screen[None]):
+    """A result's score values in a run; `b` changes the number of histogram bins."""
+
+    TITLE = "Distribution"
+    DEFAULT_CSS = """
+    DistributionScreen #distribution-summary {
+        height: auto;
+        padding: 0 1;
+        border: round $panel;
+    }
+    DistributionScreen #distribution-body {
+        height: 1fr;
+    }
+    """
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="distribution.back"),
+        Binding("b", "cycle_bins", "Bins", id="distribution.bins"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        distribution: Any
+
+    def __init__(self, run_id: int, scorer: str, *, job_id: int = 0, title: str = "") -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.scorer = scorer
+        self.job_id = job_id
+        self.run_title = title
+        self.bins = BIN_CHOICES[1]
+        self.distribution: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="distribution-summary")
+        with VerticalScroll(id="distribution-body"):
+            yield ScoreDistribution(id="distribution")
+        yield StatusLine(id="distribution-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        source = "recorded" if not self.job_id else f"evtui job {self.job_id}"
+        self.sub_title = " · ".join(part for part in (self.run_title, self.scorer, source) if part)
+        self.load()
+
+    @work(thread=True, exclusive=True, group="load-distribution", exit_on_error=False)
+    def load(self) -> None:
+        db_path = self.app.db_path  # type: ignore[attr-defined]
+        try:
+            distribution = load_distribution(db_path, self.run_id, self.scorer, self.job_id, self.bins)
+        except Exception as error:  # shown on screen; the app stays usable
+            self.post_message(LoadFailed("distribution", f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.Loaded(distribution))
+
+    @on(Loaded)
+    def _on_loaded(self, message: Loaded) -> None:
+        self.distribution = dist = message.distribution
+        self.query_one(ScoreDistribution).show(dist)
+        self.query_one("#distribution-summary", Static).update(summary(dist))
+        detail = f"{dist.scored:,} scored" + (f" · {dist.unscored:,} unscored" if dist.unscored else "")
+        if dist.kind == "numeric":
+            detail += f" · {len(dist.buckets)} bins (b: change)"
+        self.query_one(StatusLine).set_detail(detail)
+
+    @on(LoadFailed)
+    def _on_load_failed(self, message: LoadFailed) -> None:
+        self.query_one("#distribution-summary", Static).update(
+            Content.styled(f"Could not load the {message.what}: {message.error}", "$score-fail")
+        )
+
+    @on(IndexChanged)
+    def _on_index_changed(self) -> None:
+        self.load()
+
+    def action_cycle_bins(self) -> None:
+        self.bins = BIN_CHOICES[(BIN_CHOICES.index(self.bins) + 1) % len(BIN_CHOICES)]
+        self.load()
+
+
+def summary(dist: Any) -> Content:
+    """What is drawn: the scorer (and key), how values were counted, their range."""
+    name = dist.scorer + (f" → {dist.key}" if dist.key else "")
+    if dist.kind == "numeric":
+        how = f"histogram of {dist.scored:,} values, {len(dist.buckets)} equal bins"
+    elif dist.kind == "categorical":
+        how = f"value counts of {dist.scored:,} values"
+    else:
+        how = "no scored values"
+    parts = [Content.styled(name, "bold $primary"), Content(f"  {how}")]
+    if dist.minimum is not None and dist.maximum is not None:
+        parts.append(Content.styled(f"  range {fmt.format_number(dist.minimum, 3)} … {fmt.format_number(dist.maximum, 3)}", "$text-muted"))
+    if dist.unscored:
+        parts.append(Content.styled(f"  {dist.unscored:,} unscored (not drawn)", "$text-muted"))
+    return Content.assemble(*parts)

@@ -1,0 +1,245 @@
+"""A run's metrics per group of samples (a metadata key, sample id, epoch, error/limit)."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, Select, Static
+
+from evtui.app import formatting as fmt
+from evtui.app.messages import IndexChanged, LoadFailed
+from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.status_line import StatusLine
+
+# The stock DataTable is for bounded tables: a grouping with more groups shows the largest ones.
+MAX_GROUPS = 500
+ALL_SCORERS = "\0all"
+
+MetricKey = tuple[str, str | None, str]  # (result scorer, reducer, metric)
+
+
+class GroupsScreen(Screen[None]):
+    """Pick a grouping and a scorer; each row is a group with the run's metrics on it.
+    Enter opens the group's samples."""
+
+    TITLE = "Groups"
+    AUTO_FOCUS = "#groups-table"  # the selects are a Tab away; Enter and arrows act on groups
+    DEFAULT_CSS = """
+    GroupsScreen #groups-controls {
+        height: auto;
+        padding: 0 1;
+    }
+    GroupsScreen #groups-controls Label {
+        padding: 1 1 0 0;
+    }
+    GroupsScreen #groups-controls Select {
+        width: 40;
+        margin-right: 2;
+    }
+    GroupsScreen #groups-method {
+        padding: 0 1;
+        color: $text-muted;
+    }
+    GroupsScreen #groups-table {
+        height: 1fr;
+    }
+    """
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="groups.back"),
+        Binding("enter", "open_group", "Samples", show=False, id="groups.samples"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        table: Any  # scoring.group_metrics.GroupTable
+
+    def __init__(self, run_id: int, *, scorer: str | None = None, job_id: int = 0, title: str = "") -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.scorer = scorer
+        self.job_id = job_id
+        self.run_title = title
+        self.grouping: Any = None
+        self.table: Any = None
+        self.shown_groups: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="groups-controls"):
+            yield Label("Group by")
+            yield Select[Any]([], prompt="grouping", allow_blank=True, id="grouping-select")
+            yield Label("Scorer")
+            yield Select[Any]([], prompt="scorer", allow_blank=True, id="scorer-select")
+        yield Static("loading…", id="groups-method")
+        yield BoundedTable(("Group", "Samples"), enter_label="Samples", id="groups-table")
+        yield StatusLine(id="groups-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        source = "recorded" if not self.job_id else f"evtui job {self.job_id}"
+        self.sub_title = " · ".join(part for part in (self.run_title, source) if part)
+        self.load()
+
+    @work(thread=True, exclusive=True, group="load-groups", exit_on_error=False, description="Group metrics")
+    def load(self) -> None:
+        """Group the samples and compute each group's metrics in a thread."""
+        from evtui.scoring.group_metrics import group_table
+
+        db_path = self.app.db_path  # type: ignore[attr-defined]
+        try:
+            table = group_table(db_path, self.run_id, self.grouping, job_id=self.job_id)
+        except Exception as error:  # shown on screen; the app stays usable
+            self.post_message(LoadFailed("groups", f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.Loaded(table))
+
+    @on(Loaded)
+    def _on_loaded(self, message: Loaded) -> None:
+        self.table = table = message.table
+        self.grouping = table.grouping
+        grouping_select = self.query_one("#grouping-select", Select)
+        with self.prevent(Select.Changed):
+            grouping_select.set_options([(g.label, g) for g in table.groupings])
+            grouping_select.value = table.grouping
+            scorers = result_scorers(table.groups)
+            if self.scorer not in scorers:
+                self.scorer = scorers[0] if len(scorers) == 1 else None
+            scorer_select = self.query_one("#scorer-select", Select)
+            scorer_select.set_options([("all scorers", ALL_SCORERS)] + [(name, name) for name in scorers])
+            scorer_select.value = self.scorer if self.scorer is not None else ALL_SCORERS
+        self.query_one("#groups-method", Static).update(f"Metrics per group as {table.method}.")
+        self._show()
+
+    def _show(self) -> None:
+        table = self.table
+        columns = metric_columns(table.groups, self.scorer)
+        groups = list(table.groups)
+        whole, parts = groups[:1], groups[1:]
+        hidden = max(len(parts) - MAX_GROUPS, 0)
+        if hidden:
+            parts = sorted(parts, key=lambda g: -g.rows)[:MAX_GROUPS]
+        self.shown_groups = whole + parts
+        view = self.query_one("#groups-table", BoundedTable)
+        show_errors = any(g.error for g in self.shown_groups)
+        labels = ["Group", "Samples", *(column_label(c, self.scorer) for c in columns)] + (["Problem"] if show_errors else [])
+        view.column_labels = [Text(label) for label in labels]  # Text: never read as markup
+        rows = []
+        for group in self.shown_groups:
+            cells: list[Any] = [group_cell(group), samples_cell(group), *metric_cells(group, columns)]
+            if show_errors:
+                cells.append(Content.styled(group.error or "", "$score-fail"))
+            rows.append(cells)
+        view.show_rows(rows)
+        count = len(table.groups) - 1
+        detail = f"{count} group{'s' if count != 1 else ''} by {table.grouping.label}"
+        if hidden:
+            detail += f" (largest {MAX_GROUPS} shown)"
+        self.query_one(StatusLine).set_detail(detail + " · Enter: samples of a group")
+
+    @on(Select.Changed, "#grouping-select")
+    def _on_grouping_changed(self, event: Select.Changed) -> None:
+        if event.value is Select.BLANK or event.value == self.grouping:
+            return
+        self.grouping = event.value
+        self.query_one("#groups-method", Static).update("loading…")
+        self.load()
+
+    @on(Select.Changed, "#scorer-select")
+    def _on_scorer_changed(self, event: Select.Changed) -> None:
+        if event.value is Select.BLANK:
+            return
+        self.scorer = None if event.value == ALL_SCORERS else event.value
+        if self.table is not None:
+            self._show()
+
+    @on(LoadFailed)
+    def _on_load_failed(self, message: LoadFailed) -> None:
+        self.query_one("#groups-method", Static).update(
+            Content.styled(f"Could not load the {message.what}: {message.error}", "$score-fail")
+        )
+
+    @on(IndexChanged)
+    def _on_index_changed(self) -> None:
+        self.load()
+
+    @on(DataTable.RowSelected, "#groups-table")
+    def _on_row_selected(self) -> None:
+        self.action_open_group()
+
+    def action_open_group(self) -> None:
+        """Open the samples screen on the group under the cursor (filtered, when it can filter)."""
+        from evtui.app.screens.samples import SamplesScreen
+
+        row = self.query_one("#groups-table", DataTable).cursor_row
+        if self.table is None or not 0 <= row < len(self.shown_groups):
+            return
+        group = self.shown_groups[row]
+        expression = None if group.is_all else self.table.grouping.filter_for(group.value)
+        title = f"{self.run_title} · {self.table.grouping.label} = {group.label}" if not group.is_all else self.run_title
+        scorer = self.scorer
+        if expression is not None and "filter" in inspect.signature(SamplesScreen).parameters:
+            self.app.push_screen(SamplesScreen(self.run_id, scorer=scorer, title=title, filter=expression))  # type: ignore[call-arg]
+            return
+        if expression is not None:
+            self.notify(f"The samples screen cannot filter yet; this group is: {expression}", markup=False)
+        self.app.push_screen(SamplesScreen(self.run_id, scorer=scorer, title=self.run_title))
+
+
+def result_scorers(groups: list[Any]) -> list[str]:
+    """The result names (scorers, or dict keys) any group reports, whole-run order first."""
+    names: dict[str, None] = {}
+    for group in groups:
+        for result in group.results:
+            names.setdefault(result.scorer, None)
+    return list(names)
+
+
+def metric_columns(groups: list[Any], scorer: str | None) -> list[MetricKey]:
+    """One column per scorer × reducer × metric (of `scorer` only, if given); a stderr is folded
+    into its scorer's other metrics as ±, so it gets no column of its own."""
+    keys: dict[MetricKey, None] = {}
+    for group in groups:
+        for result in group.results:
+            if scorer is None or result.scorer == scorer:
+                keys.setdefault((result.scorer, result.reducer, result.metric), None)
+    with_others = {key[:2] for key in keys if key[2] != "stderr"}
+    return [key for key in keys if not (key[2] == "stderr" and key[:2] in with_others)]
+
+
+def column_label(key: MetricKey, scorer: str | None) -> str:
+    name, reducer, metric = key
+    prefix = "" if scorer is not None else f"{name} "
+    return f"{prefix}{metric}{f' ({reducer})' if reducer else ''}"
+
+
+def metric_cells(group: Any, columns: list[MetricKey]) -> list[str]:
+    by_key = {(r.scorer, r.reducer, r.metric): r.value for r in group.results}
+    cells = []
+    for key in columns:
+        if key not in by_key:
+            cells.append("–")
+            continue
+        stderr = by_key.get((key[0], key[1], "stderr")) if key[2] != "stderr" else None
+        cells.append(fmt.format_value_stderr(by_key[key], stderr))
+    return cells
+
+
+def group_cell(group: Any) -> Content:
+    if group.is_all:
+        return Content.styled(group.label, "bold")
+    return Content(group.label if len(group.label) <= 40 else group.label[:39] + "…")
+
+
+def samples_cell(group: Any) -> str:
+    """`12`, or `6 (18)` when epochs make more sample rows than samples."""
+    return str(group.samples) if group.rows == group.samples else f"{group.samples} ({group.rows})"
