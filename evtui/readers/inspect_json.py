@@ -32,7 +32,7 @@ from evtui.readers.json_stream import NanTolerantStream, restore_fields, restore
 from evtui.records import SampleRecord
 
 FORMAT = "inspect_json"
-_HEADER_KEYS = (b'"eval"', b'"status"', b'"version"')
+_HEADER_KEYS = (b'"version"', b'"status"', b'"eval"', b'"eval_id"')
 _SAMPLES_MARKER = b'\n  "samples": ['
 _FIRST_SAMPLE = b'\n    {\n      "'  # a sample at indent 4, its first key at indent 6
 _SAMPLE_END = b"\n    }"
