@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evtui.grading.usage import USAGE_KEY
 from evtui.records import ResultRecord
 from evtui.scoring.engine_config import JobProgress, JobResult, RunOutcome, ScoringJobConfig
 from evtui.scoring.engine_inputs import state_from_row
@@ -52,6 +53,15 @@ class _Progress:
         self.run_id: int | None = None
         self.run_path: str | None = None
         self.first_errors: dict[str, str] = {}
+        # Grader spend of the job (input tokens, output tokens, seconds), cache hits excluded.
+        self.grader_usage: list[float] = [0, 0, 0.0]
+
+    def add_grader_usage(self, metadata: Any) -> None:
+        usage = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
+        if isinstance(usage, dict) and not usage.get("cached"):
+            self.grader_usage[0] += usage.get("input_tokens") or 0
+            self.grader_usage[1] += usage.get("output_tokens") or 0
+            self.grader_usage[2] += usage.get("seconds") or 0.0
 
     def snapshot(self, status: str, message: str | None = None) -> JobProgress:
         elapsed = time.monotonic() - self.started
@@ -140,6 +150,11 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
     from evtui.grading.settings import GraderSettings
 
     progress = _Progress(job_id, on_progress)
+    stored = jobs.get_job(db, job_id) or {}
+    # A resumed job adds to what its earlier sessions spent.
+    progress.grader_usage = [
+        stored.get("grader_input_tokens") or 0, stored.get("grader_output_tokens") or 0, stored.get("grader_seconds") or 0.0
+    ]
     todo: dict[int, tuple[list[int], dict[str, set[int]]]] = {}
     fresh: dict[int, bool] = {}  # no scores of this job on the run yet: results can use the scores in memory
     for run_id, plan in plans.items():
@@ -181,7 +196,7 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
                         break
                     batch = pending[start : start + config.batch_size]
                     await _score_batch(db, job_id, plan, batch, scored, config.concurrency, progress, kept)
-                    jobs.update_job(db, job_id, done=progress.done, errors=progress.errors)
+                    jobs.update_job(db, job_id, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
                     progress.post()
                 if status == "cancelled":
                     break
@@ -195,10 +210,10 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
         # Ctrl-C is a cancel (scores made so far are stored; the job resumes); anything else failed.
         interrupted = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
         final = "cancelled" if interrupted else "failed"
-        jobs.update_job(db, job_id, status=final, done=progress.done, errors=progress.errors)
+        jobs.update_job(db, job_id, status=final, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
         progress.post(final, force=True, message=None if interrupted else f"{type(error).__name__}: {error}")
         raise
-    jobs.update_job(db, job_id, status=status, done=progress.done, errors=progress.errors)
+    jobs.update_job(db, job_id, status=status, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
     progress.post(status, force=True)
     return JobResult(  # type: ignore[arg-type]
         job_id, status, progress.done, progress.total, progress.errors, outcomes, first_errors=dict(progress.first_errors)
@@ -261,6 +276,7 @@ async def _score_batch(
     def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool, state: Any) -> None:
         for name, score in scores:
             number = jobs.value_num(score.value)
+            progress.add_grader_usage(score.metadata)
             made.append((rowid, plan.run["id"], name, score, number))
             if kept is not None:
                 kept.append((rowid, name, score, state))
