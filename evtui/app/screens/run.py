@@ -27,6 +27,8 @@ class RunScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
         Binding("enter", "open_samples", "Samples", show=False, id="run.samples"),
         Binding("s", "configure_scoring", "Score", id="run.score"),
+        Binding("g", "open_groups", "Groups", id="run.groups"),
+        Binding("d", "open_distribution", "Distribution", id="run.distribution"),
     ]
 
     def __init__(self, run_id: int) -> None:
@@ -109,6 +111,28 @@ class RunScreen(Screen[None]):
             return
         result = self.results[table.cursor_row]
         self.app.push_screen(SamplesScreen(self.run_id, scorer=result.scorer, title=self.sub_title))
+
+    def _result_under_cursor(self) -> Any:
+        table = self.query_one("#results-table", DataTable)
+        if self.run is None or not self.results or not 0 <= table.cursor_row < len(self.results):
+            return None
+        return self.results[table.cursor_row]
+
+    def action_open_groups(self) -> None:
+        """The run's metrics per group of samples, starting on the scorer under the cursor."""
+        from evtui.app.screens.groups import GroupsScreen
+
+        result = self._result_under_cursor()
+        scorer, job_id = (result.scorer, result.job_id) if result is not None else (None, 0)
+        self.app.push_screen(GroupsScreen(self.run_id, scorer=scorer, job_id=job_id, title=self.sub_title))
+
+    def action_open_distribution(self) -> None:
+        """How the values of the result under the cursor are spread."""
+        from evtui.app.screens.distribution import DistributionScreen
+
+        result = self._result_under_cursor()
+        if result is not None:
+            self.app.push_screen(DistributionScreen(self.run_id, result.scorer, job_id=result.job_id, title=self.sub_title))
 
 
 def run_summary(detail: Any, display_path: Callable[[str], str] = str) -> Content:

@@ -29,11 +29,15 @@ class RunsScreen(Screen[None]):
         Binding("enter", "open_run", "Open run", show=False, id="runs.open"),
         Binding("r", "reload", "Reload", id="runs.reload"),
         Binding("s", "configure_scoring", "Score", id="runs.score"),
+        Binding("space", "toggle_mark", "Mark", id="runs.mark"),
+        Binding("c", "compare", "Compare", id="runs.compare"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.runs: list[Any] = []
+        self.marked: set[int] = set()
+        """Run ids marked with space (for compare)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -73,18 +77,49 @@ class RunsScreen(Screen[None]):
         # Stay on the selected run as the list grows, unless on the first row: then stay at the top.
         selected = self._selected_run_id() if table.cursor_row > 0 else None
         self.runs = message.runs
-        table.show_rows([run_cells(run) for run in message.runs], keys=[str(run.id) for run in message.runs])
+        self.marked &= {run.id for run in message.runs}
+        self._show_rows()
         if selected is not None:
             for index, run in enumerate(message.runs):
                 if run.id == selected:
                     table.move_cursor(row=index, animate=False)
                     break
-        count = len(message.runs)
-        self.query_one(StatusLine).set_detail(f"{count} run{'s' if count != 1 else ''}")
+        self._show_count()
         hint = self.query_one("#empty-hint", Static)
         indexing = getattr(self.app, "ingest_running", False)
         hint.update("Indexing… runs appear here as they are read." if indexing else "No runs found.")
-        hint.display = count == 0
+        hint.display = not self.runs
+
+    def _show_rows(self) -> None:
+        table = self.query_one("#runs-table", BoundedTable)
+        rows = [run_cells(run, marked=run.id in self.marked) for run in self.runs]
+        table.show_rows(rows, keys=[str(run.id) for run in self.runs])
+
+    def _show_count(self) -> None:
+        count = len(self.runs)
+        detail = f"{count} run{'s' if count != 1 else ''}"
+        if self.marked:
+            detail += f" · {len(self.marked)} marked (c: compare)"
+        self.query_one(StatusLine).set_detail(detail)
+
+    def action_toggle_mark(self) -> None:
+        """Mark or unmark the run under the cursor."""
+        run_id = self._selected_run_id()
+        if run_id is None:
+            return
+        self.marked ^= {run_id}
+        self._show_rows()
+        self._show_count()
+
+    def action_compare(self) -> None:
+        """Compare the marked runs (in list order) side by side."""
+        from evtui.app.screens.compare import CompareScreen
+
+        run_ids = [run.id for run in self.runs if run.id in self.marked]
+        if len(run_ids) < 2:
+            self.notify("Mark two or more runs with space, then press c to compare them.", markup=False)
+            return
+        self.app.push_screen(CompareScreen(self.app.db_path, run_ids))  # type: ignore[attr-defined]
 
     def _selected_run_id(self) -> int | None:
         table = self.query_one("#runs-table", DataTable)
@@ -118,11 +153,12 @@ class RunsScreen(Screen[None]):
         open_configure_scoring(self.app, [run_id] if run_id is not None else [])
 
 
-def run_cells(run: Any) -> tuple[Any, ...]:
-    """The table cells for one `queries.RunRow`."""
+def run_cells(run: Any, marked: bool = False) -> tuple[Any, ...]:
+    """The table cells for one `queries.RunRow`; a marked run's task starts with a dot."""
     file_name = Path(run.path).name
+    task = Content(run.task or "–")
     return (
-        Content(run.task or "–"),
+        Content.assemble(("● ", "$accent"), task) if marked else task,
         Content(run.model or "–"),
         fmt.status_content(run.status),
         fmt.format_samples(run.samples_completed, run.samples_total),
