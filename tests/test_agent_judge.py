@@ -81,6 +81,7 @@ async def test_an_unreadable_verdict_is_asked_again_then_left_unscored():
         feedback = await judge(server, agent_judge("judge", criterion="c", key="k", retries=2), sample())
     assert feedback.score is None and "no verdict" in feedback.comment and "finite number" in feedback.comment
     assert feedback.detail["unscored_reason"] == "grader_failed"
+    assert feedback_to_score(feedback).reason == "grader_failed"
     assert len(server.requests) == 3 and len(feedback.detail["grading"]) == 2 + 3 + 2
     assert math.isnan(feedback_to_score(feedback).value)
 

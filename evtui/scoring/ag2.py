@@ -147,7 +147,12 @@ def feedback_to_score(feedback: Feedback) -> Score:
         return Score(feedback.score, answer=answer, explanation=feedback.comment, metadata=metadata or None)
     if feedback.value is not None:
         return Score(feedback.value, explanation=feedback.comment, metadata=metadata or None)
-    reason = "scoring_failed" if (feedback.comment or "").startswith("scorer raised") else None
+    # A judge that got no verdict says why in detail["unscored_reason"] (Inspect's legacy key).
+    legacy = metadata.get("unscored_reason") if isinstance(metadata, dict) else None
+    if isinstance(legacy, str):
+        reason = legacy
+    else:
+        reason = "scoring_failed" if (feedback.comment or "").startswith("scorer raised") else None
     return Score.unscored(reason=reason, explanation=feedback.comment, metadata=metadata or None)
 
 
