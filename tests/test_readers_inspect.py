@@ -21,7 +21,7 @@ from inspect_ai.log import read_eval_log
 
 from evtui.readers import inspect_eval, inspect_json
 from evtui.readers.base import ReaderError
-from evtui.readers.inspect_common import FileReplacedError, loads_json, loads_sample_for_record, message_text
+from evtui.readers.inspect_common import FileChangedError, loads_json, loads_sample_for_record, message_text
 from evtui.readers.json_stream import NanTolerantStream, restore_specials
 
 DATA = Path(__file__).parent / "data" / "inspect"
@@ -562,19 +562,29 @@ def test_zip_without_inspect_members(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["qa_match.eval", "qa_match.json"])
-def test_file_replaced_while_being_read(tmp_path: Path, name: str) -> None:
+def test_file_replaced_while_being_read_gives_the_opened_version(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     shutil.copy(DATA / name, path)
     run_read = reader_for(path).read(path)
-    samples = run_read.samples
-    first = next(samples)
+    first = next(run_read.samples)
     # What a running eval does on every flush: write a new file, then os.replace it over the log.
     replacement = tmp_path / "replacement"
-    shutil.copy(DATA / name.replace("qa_match", "qa_edited") if name.endswith(".eval") else DATA / name, replacement)
-    with open(replacement, "ab") as handle:
-        handle.write(b"\n")
+    replacement.write_bytes(b"{}")
     os.replace(replacement, path)
-    with pytest.raises(FileReplacedError) as caught:
-        list(samples)
-    assert str(path) in str(caught.value) and "replaced while being read" in str(caught.value)
-    assert first.sample_id == "1"
+    rest = list(run_read.samples)
+    assert [first.sample_id] + [s.sample_id for s in rest] == [str(i) for i in range(1, 13)]
+    (warning,) = run_read.warnings
+    assert str(path) in warning and "replaced while being read" in warning
+
+
+@pytest.mark.parametrize("name", ["qa_match.eval", "qa_match.json"])
+def test_file_rewritten_in_place_while_being_read(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    shutil.copy(DATA / name, path)
+    run_read = reader_for(path).read(path)
+    next(run_read.samples)
+    with open(path, "ab") as handle:  # same inode, new size: the read may mix two versions
+        handle.write(b"\n")
+    with pytest.raises(FileChangedError) as caught:
+        list(run_read.samples)
+    assert str(path) in str(caught.value) and "changed while being read" in str(caught.value)

@@ -8,6 +8,7 @@ shape is known, and validating every field of 100k samples would dominate ingest
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -23,12 +24,35 @@ ATTACHMENT_PROTOCOL = "attachment://"
 UNCHANGED = "UNCHANGED"
 
 
-class FileReplacedError(ReaderError):
-    """The run file was replaced while being read: a running eval flushed. Reading again works."""
+class FileChangedError(ReaderError):
+    """The run file was rewritten in place while being read, so the read may mix two versions."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(path, "the file was replaced while being read (a running eval rewrites its "
-                         "log on every flush); read it again")
+        super().__init__(path, "the file changed while being read (rewritten in place); read it again")
+
+
+REPLACED_WARNING = ("{path}: the file was replaced while being read (a running eval flushed); "
+                    "these samples are the version that was opened")
+
+
+def check_same_file(path: str, opened: os.stat_result, warnings: list[str]) -> None:
+    """After reading through one open handle, compare it with what `path` names now.
+
+    Inspect flushes by writing a new file and renaming it over the log: the open handle keeps
+    the old inode, so what was read is one consistent version and only a warning is due (a
+    caller that fingerprinted the file before reading sees the change next time). The same inode
+    with another size or mtime was rewritten in place and may have been read half old, half new.
+    """
+    try:
+        now = os.stat(path)
+    except OSError:
+        return  # deleted after opening: what was read is still one consistent version
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        message = REPLACED_WARNING.format(path=path)
+        if message not in warnings:
+            warnings.append(message)
+    elif (now.st_size, now.st_mtime_ns) != (opened.st_size, opened.st_mtime_ns):
+        raise FileChangedError(path)
 
 
 _FAST_BUILD: dict[type, int] = {}  # model class -> field count, for classes build() may fill directly

@@ -2,8 +2,8 @@
 
 The archive is opened once and read member by member from that one file handle: Inspect
 replaces the whole file atomically on every flush, so an open handle keeps seeing one
-consistent version; a replacement is detected when the read ends (stat of the path vs the
-handle). `zipfile` cannot decompress zstd (method 93) before Python 3.14 and is slow to list 100k
+consistent version. When the read ends the path is checked against the handle
+(`check_same_file`): replaced → a warning, rewritten in place → an error. `zipfile` cannot decompress zstd (method 93) before Python 3.14 and is slow to list 100k
 members, so the central directory is read by `zip_directory` and members are decompressed
 with `zstandard` / `zlib` directly.
 """
@@ -21,7 +21,7 @@ import zstandard
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.inspect_common import (
-    FileReplacedError,
+    check_same_file,
     expand_sample_detail,
     loads_json,
     loads_sample_for_record,
@@ -156,16 +156,6 @@ class _Archive:
             raise ReaderError(self.name, f"expected a JSON object, found {type(value).__name__}", where=name)
         return value
 
-    def check_unchanged(self) -> None:
-        """Raise if the path now names a different file than the one read (Inspect flushed)."""
-        try:
-            now = os.stat(self.path)
-        except OSError:
-            return  # deleted after reading: what was read is still one consistent version
-        if (now.st_ino, now.st_size, now.st_mtime_ns) != (self.stat.st_ino, self.stat.st_size, self.stat.st_mtime_ns):
-            raise FileReplacedError(self.name)
-
-
 def _journal_summaries(archive: _Archive) -> list[dict[str, Any]]:
     """Summaries of flushed samples: summaries.json, else the journal in flush order (last wins)."""
     if SUMMARIES in archive.members:
@@ -219,12 +209,12 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
     return [name for _, _, name in keyed]
 
 
-def _iter_samples(archive: _Archive, members: list[str]) -> Iterator[SampleRecord]:
+def _iter_samples(archive: _Archive, members: list[str], warnings: list[str]) -> Iterator[SampleRecord]:
     try:
         for name in members:
             sample = archive.json_object(name, for_record=True)
             yield sample_record(sample, detail_ref=name)
-        archive.check_unchanged()
+        check_same_file(archive.name, archive.stat, warnings)
     finally:
         archive.close()
 
@@ -239,11 +229,11 @@ def read(path: Path) -> RunRead:
         logged = _journal_summaries(archive) if not header.get("results") else None
         run = run_record(str(path), FORMAT, header, default_status=default_status, logged_samples=logged)
         members = _sample_members(archive, header)
-        archive.check_unchanged()
     except BaseException:
         archive.close()
         raise
-    return RunRead(run=run, samples=_iter_samples(archive, members))
+    warnings: list[str] = []
+    return RunRead(run=run, samples=_iter_samples(archive, members, warnings), warnings=warnings)
 
 
 def read_summaries(path: Path) -> list[SampleRecord]:

@@ -21,7 +21,7 @@ import ijson
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.inspect_common import (
-    FileReplacedError,
+    check_same_file,
     expand_sample_detail,
     loads_json,
     loads_sample_for_record,
@@ -67,15 +67,6 @@ def _open(path: Path) -> tuple[BinaryIO, os.stat_result]:
         handle.close()
         raise ReaderError(str(path), "empty file (an Inspect .json log is one JSON object)")
     return handle, stat
-
-
-def _check_unchanged(path: Path, stat: os.stat_result) -> None:
-    try:
-        now = os.stat(path)
-    except OSError:
-        return  # deleted after reading: what was read is still one consistent version
-    if (now.st_ino, now.st_size, now.st_mtime_ns) != (stat.st_ino, stat.st_size, stat.st_mtime_ns):
-        raise FileReplacedError(str(path))
 
 
 def _json_error(path: Path, exc: Exception, where: str) -> ReaderError:
@@ -265,11 +256,11 @@ def _header_and_samples(path: Path, handle: BinaryIO, *, full: bool = False
 
 
 def _iter_records(path: Path, handle: BinaryIO, stat: os.stat_result,
-                  samples: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[SampleRecord]:
+                  samples: Iterator[tuple[str, dict[str, Any]]], warnings: list[str]) -> Iterator[SampleRecord]:
     try:
         for detail_ref, sample in samples:
             yield sample_record(sample, detail_ref=detail_ref)
-        _check_unchanged(path, stat)
+        check_same_file(str(path), stat, warnings)
     finally:
         handle.close()
 
@@ -284,7 +275,8 @@ def read(path: Path) -> RunRead:
     except BaseException:
         handle.close()
         raise
-    return RunRead(run=run, samples=_iter_records(path, handle, stat, samples))
+    warnings: list[str] = []
+    return RunRead(run=run, samples=_iter_records(path, handle, stat, samples, warnings), warnings=warnings)
 
 
 def load_sample_detail(path: Path, detail_ref: str) -> dict[str, Any]:
