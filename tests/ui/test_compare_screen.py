@@ -97,11 +97,20 @@ async def test_runs_screen_marks_runs_and_c_opens_the_comparison(compare_dir):
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, RunsScreen)
-        if "space" not in {binding.key for binding in screen.BINDINGS}:
-            pytest.skip("the runs screen has no marking yet")
         table = screen.query_one("#runs-table", BoundedTable)
         await pilot.press("space", "down", "space", "c")
         await settle(app, pilot)
         assert isinstance(app.screen, CompareScreen)
         assert app.screen.run_ids == [screen.runs[0].id, screen.runs[1].id]
         assert table.row_count == len(screen.runs)
+        assert str(table.get_row_at(0)[0]).startswith("● ")
+
+
+async def test_compare_needs_two_marked_runs(compare_dir):
+    app = make_app(compare_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("space", "space", "c")  # marked, then unmarked again
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        assert app.screen.marked == set()

@@ -139,3 +139,24 @@ async def test_distribution_of_a_dict_key_result_reads_that_key(analysis_dir):
         assert (dist.scorer, dist.key) == ("shape", "length")
         assert sum(b.count for b in dist.buckets) == 5
         assert "shape → length" in str(app.screen.query_one("#distribution-summary").render())
+
+
+async def test_run_screen_keys_open_groups_and_distribution_of_the_result_under_the_cursor(analysis_dir):
+    from evtui.app.screens.run import RunScreen
+
+    app = make_app(analysis_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(RunScreen(run_id_of(app, "qa_match.eval")))
+        await settle(app, pilot)
+        run_screen = app.screen
+        results = run_screen.query_one("#results-table", BoundedTable)
+        results.move_cursor(row=[r.scorer for r in run_screen.results].index("includes"))
+        await pilot.press("g")
+        await settle(app, pilot)
+        assert isinstance(app.screen, GroupsScreen) and app.screen.scorer == "includes"
+        await pilot.press("escape")
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DistributionScreen)
+        assert app.screen.query_one(ScoreDistribution).distribution.scorer == "includes"
