@@ -24,7 +24,20 @@ def run_scorers(db: Db, run_id: int) -> list[str]:
             (run_id,),
         )
     ]
-    scored = [row[0] for row in conn.execute("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (run_id,))]
+    # A loose index scan: one seek per distinct scorer on scores(run_id, scorer, ...), not one row
+    # per score (DISTINCT would read every score of the run: 0.3 s at a million).
+    scored = [
+        row[0]
+        for row in conn.execute(
+            "WITH RECURSIVE names(name) AS ("
+            " SELECT (SELECT min(scorer) FROM scores WHERE run_id = ?1)"
+            " UNION ALL"
+            " SELECT (SELECT min(scorer) FROM scores WHERE run_id = ?1 AND scorer > names.name)"
+            " FROM names WHERE names.name IS NOT NULL"
+            ") SELECT name FROM names WHERE name IS NOT NULL",
+            (run_id,),
+        )
+    ]
     return [name for name in ordered if name in scored] + sorted(name for name in scored if name not in ordered)
 
 
@@ -41,3 +54,9 @@ def score_answers(db: Db, sample_rowids: Sequence[int], scorer: str) -> dict[int
     ):
         answers.setdefault(rowid, answer)
     return answers
+
+
+def indexed_sample_count(db: Db, run_id: int) -> int | None:
+    """The run's sample rows as kept by ingest (runs.sample_count): no scan, unlike count(*)."""
+    row = conn_of(db).execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return None if row is None else row[0]

@@ -52,7 +52,14 @@ class SamplePageSource:
 
     def count(self) -> int:
         from evtui.store.queries import count_samples
+        from evtui.store.queries_ui import indexed_sample_count
 
+        if not self.filter and not (self.search and self.search.strip()):
+            # Ingest keeps the run's row count in step with its samples; count(*) would scan them.
+            known = indexed_sample_count(self._db, self.run_id)
+            if known:  # 0 may just mean "not recorded": counting nothing is cheap anyway
+                self._total = known
+                return known
         self._total = count_samples(
             self._db, self.run_id, filter=self.filter, search=self.search, score_columns=self.scorers
         )
@@ -177,15 +184,23 @@ class SamplesScreen(Screen[None]):
 
     @on(SqlTable.RowSelected)
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
-        row = message.row.row
-        self.notify(f"sample {row.sample_id} epoch {row.epoch}", title="Sample", markup=False)
+        """Open the sample; next/previous there follow this table's sort."""
+        from evtui.app.screens.sample import SampleScreen
+        from evtui.sample_view import SampleOrdering
+
+        table = message.table
+        ordering = SampleOrdering(
+            sort=store_sort(table.sort), descending=table.descending, score_columns=tuple(self.scorers or ())
+        )
+        db_path = self.app.db_path  # type: ignore[attr-defined]
+        self.app.push_screen(SampleScreen(db_path, message.row.row.rowid, ordering, title=self.run_title))
 
 
 def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column]:
     """Id, epoch, one column per scorer, the answer of `answer_scorer`, tokens, time, error."""
     columns = [
         Column("id", "Id", 12, lambda line: line.row.sample_id),
-        Column("epoch", "Ep", 3, lambda line: str(line.row.epoch), align="right"),
+        Column("epoch", "Ep", 4, lambda line: str(line.row.epoch), align="right"),
     ]
     for scorer in scorers:
         columns.append(
@@ -194,7 +209,7 @@ def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column
     if answer_scorer is not None:
         columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
     columns += [
-        Column("tokens", "Tokens", 7, lambda line: fmt.format_tokens(line.row.total_tokens), align="right"),
+        Column("tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right"),
         Column("time", "Time", 7, lambda line: fmt.format_duration(line.row.total_time), align="right"),
         Column("error", "Error", 40, _error_cell),
     ]

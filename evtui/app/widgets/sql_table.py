@@ -23,10 +23,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 PAGE_SIZE = 200
 MAX_CACHED_PAGES = 64
+MAX_CACHED_STRIPS = 400
 Role = Literal["pass", "fail", "partial", "muted", ""]
 
 
@@ -105,9 +106,9 @@ class SqlTable(ScrollView, can_focus=True):
     SqlTable > .sqltable--cursor { background: $block-cursor-blurred-background; }
     SqlTable:focus > .sqltable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
     SqlTable > .sqltable--loading { color: $text-muted; }
-    SqlTable > .sqltable--pass { color: $score-pass; }
-    SqlTable > .sqltable--fail { color: $score-fail; }
-    SqlTable > .sqltable--partial { color: $score-partial; }
+    SqlTable > .sqltable--pass { color: $success; }
+    SqlTable > .sqltable--fail { color: $error; }
+    SqlTable > .sqltable--partial { color: $warning; }
     SqlTable > .sqltable--muted { color: $text-muted; }
     """
 
@@ -187,23 +188,39 @@ class SqlTable(ScrollView, can_focus=True):
         self._seq = 0
         self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
         self.error: str | None = None
+        self._fetch_worker: Worker[None] | None = None
         self._total_width = sum(column.width for column in self.columns) + len(self.columns)
+        # Rendered rows, keyed by (row index, is cursor, scroll x, width); cleared on any change of data or style.
+        self._strips: OrderedDict[tuple[int, bool, int, int], Strip] = OrderedDict()
 
     # -- data -----------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._fetch_loop()
         self.reload()
 
     def reload(self) -> None:
         """Forget cached rows and count and fetch again (after a sort, filter or index change)."""
+        if self._fetch_worker is None or self._fetch_worker.is_finished:
+            self._fetch_worker = self._fetch_loop()  # (re)start: it ends if the source cannot open
         self._generation += 1
         self._pages.clear()
         self._pending.clear()
+        self._strips.clear()
         self.error = None
         self._enqueue(_Job(0, self._next_seq(), "count", self._generation))
         self._request_visible()
         self.refresh()
+
+    @property
+    def visible_rows_ready(self) -> bool:
+        """True when every row under the viewport is loaded (prefetches may still be pending)."""
+        if self.row_count is None:
+            return False
+        top = int(self.scroll_offset.y)
+        last = min(top + max(self.size.height - 1, 1), self.row_count) - 1
+        if last < top:
+            return True
+        return all(page in self._pages for page in range(top // self.page_size, last // self.page_size + 1))
 
     @property
     def loading_rows(self) -> bool:
@@ -259,7 +276,11 @@ class SqlTable(ScrollView, can_focus=True):
     def _fetch_loop(self) -> None:
         """Serve count and page jobs in this thread, with its own source (and connection)."""
         worker = get_current_worker()
-        source = self._open_source()
+        try:
+            source = self._open_source()
+        except Exception as error:  # e.g. the index cannot be opened: say so in the table
+            self.post_message(self._FetchFailed(self._generation, f"{type(error).__name__}: {error}"))
+            return
         try:
             while not worker.is_cancelled:
                 try:
@@ -300,8 +321,8 @@ class SqlTable(ScrollView, can_focus=True):
         self._pages[message.page] = message.rows
         while len(self._pages) > MAX_CACHED_PAGES:
             self._pages.popitem(last=False)
-        self.refresh()
         first = message.page * self.page_size
+        self.refresh_lines(first + 1, len(message.rows))  # virtual line 0 is above row 0
         if first <= self.cursor_row < first + len(message.rows):
             self._post_highlight()
 
@@ -339,13 +360,30 @@ class SqlTable(ScrollView, can_focus=True):
             label = column.label
             style = header
             if column.key == self.sort:
-                label = f"{label} {'▼' if self.descending else '▲'}"
+                # The arrow always shows: the label gives way when the column is narrow.
+                label = f"{_fit(label, max(column.width - 2, 0), 'left').rstrip()} {'▼' if self.descending else '▲'}"
                 style = sorted_style
             segments.append(Segment(_fit(label, column.width, column.align), style))
             segments.append(Segment(" ", header))
         return Strip(segments).extend_cell_length(self.size.width + int(self.scroll_offset.x), header)
 
+    def notify_style_update(self) -> None:
+        self._strips.clear()
+        super().notify_style_update()
+
     def _row_strip(self, index: int) -> Strip:
+        key = (index, index == self.cursor_row, int(self.scroll_offset.x), self.size.width)
+        strip = self._strips.get(key)
+        if strip is not None:
+            return strip
+        strip = self._render_row(index)
+        if self.row_count is not None and index < self.row_count and self.row_at(index) is not None:
+            self._strips[key] = strip
+            while len(self._strips) > MAX_CACHED_STRIPS:
+                self._strips.popitem(last=False)
+        return strip
+
+    def _render_row(self, index: int) -> Strip:
         base = self.rich_style
         count = self.row_count
         if count is None or index >= count:
@@ -384,7 +422,8 @@ class SqlTable(ScrollView, can_focus=True):
 
     def watch_cursor_row(self, old: int, new: int) -> None:
         self._scroll_to_cursor()
-        self.refresh()
+        self.refresh_line(old + 1)
+        self.refresh_line(new + 1)
         self._post_highlight()
 
     def _post_highlight(self) -> None:
@@ -396,9 +435,9 @@ class SqlTable(ScrollView, can_focus=True):
         visible_rows = max(self.size.height - 1, 1)
         top = int(self.scroll_offset.y)
         if self.cursor_row < top:
-            self.scroll_to(y=self.cursor_row, animate=False)
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
         elif self.cursor_row >= top + visible_rows:
-            self.scroll_to(y=self.cursor_row - visible_rows + 1, animate=False)
+            self.scroll_to(y=self.cursor_row - visible_rows + 1, animate=False, immediate=True)
 
     def _move_cursor(self, index: int) -> None:
         if not self.row_count:
@@ -413,12 +452,12 @@ class SqlTable(ScrollView, can_focus=True):
 
     def action_page_down(self) -> None:
         step = max(self.size.height - 1, 1)
-        self.scroll_to(y=self.scroll_offset.y + step, animate=False)
+        self.scroll_to(y=self.scroll_offset.y + step, animate=False, immediate=True)
         self._move_cursor(self.cursor_row + step)
 
     def action_page_up(self) -> None:
         step = max(self.size.height - 1, 1)
-        self.scroll_to(y=self.scroll_offset.y - step, animate=False)
+        self.scroll_to(y=self.scroll_offset.y - step, animate=False, immediate=True)
         self._move_cursor(self.cursor_row - step)
 
     def action_first(self) -> None:
@@ -450,7 +489,7 @@ class SqlTable(ScrollView, can_focus=True):
         """Sort by column `key` (done in SQL by the source) and start again at the top."""
         self.sort, self.descending = key, descending
         self.cursor_row = 0
-        self.scroll_to(y=0, animate=False)
+        self.scroll_to(y=0, animate=False, immediate=True)
         self.reload()
 
     def action_sort_next(self) -> None:

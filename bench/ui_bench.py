@@ -1,0 +1,208 @@
+"""UI benchmark: the Textual app on a synthetic index of 1M samples, headless (App.run_test).
+
+    /work/venv/bin/python bench/ui_bench.py [--samples N]
+
+The index is written with direct SQL into the real schema (bench/out/, gitignored, reused):
+10 runs, one holding 91 % of the samples, one `match` score per sample, recorded results.
+
+  * runs-screen first paint — app start → the runs table shows every run (target < 1 s)
+  * samples table open      — Enter on a result → first page of the big run painted (< 0.5 s)
+  * page-down at depth      — after a jump to the middle, one page-down → next rows painted (< 50 ms);
+                              the page after the viewport is prefetched, as it is while a user reads
+  * jump to the end         — `end` key → last rows painted (for reference)
+
+Key handling is driven by calling the widget actions directly: Pilot's `press` adds a fixed
+~60 ms of its own, which would hide what the app costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+OUT = BENCH / "out"
+BUILD_VERSION = 1
+RUNS = 10
+
+
+def build_index(samples: int) -> Path:
+    """A 1M-sample index (by default) written with executemany into the evtui schema; cached."""
+    from evtui.store.schema import connect
+
+    path = OUT / f"ui-v{BUILD_VERSION}-{samples}.db"
+    if path.exists():
+        return path
+    OUT.mkdir(exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    for leftover in OUT.glob(partial.name + "*"):
+        leftover.unlink()
+    started = time.perf_counter()
+    db = connect(partial)
+    conn = db.conn
+    rng = random.Random(1)
+    big = samples - (RUNS - 1) * (samples // 100)
+    sizes = [big] + [samples // 100] * (RUNS - 1)
+    conn.execute("BEGIN")
+    rowid = 0
+    for run_id, size in enumerate(sizes, 1):
+        config = {"scorers": [{"name": "match", "metrics": ["accuracy", "stderr"]}], "epochs": 1}
+        conn.execute(
+            "INSERT INTO runs(id, path, format, task, model, status, created, duration, total_samples, "
+            "completed_samples, total_tokens, sample_count, config) VALUES (?, ?, 'inspect_eval', ?, ?, 'success', ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, f"/bench/run-{run_id}.eval", f"task_{run_id}", "bench/model", f"2026-01-{run_id:02d}T00:00:00",
+             size / 50, size, size, size * 300, size, json.dumps(config)),
+        )  # fmt: skip
+        rows, scores = [], []
+        correct = 0
+        for number in range(1, size + 1):
+            rowid += 1
+            tokens = rng.randint(50, 900)
+            rows.append((rowid, run_id, str(number), 1, str(number).zfill(20), tokens, rng.random() * 20,
+                         f"question {number}", f"answer {number}"))  # fmt: skip
+            value = "C" if rng.random() < 0.7 else "I"
+            correct += value == "C"
+            scores.append((rowid, run_id, json.dumps(value), 1.0 if value == "C" else 0.0, f"answer {number}"))
+            if len(rows) >= 50_000:
+                _flush(conn, rows, scores)
+        _flush(conn, rows, scores)
+        accuracy = correct / size
+        stderr = (accuracy * (1 - accuracy) / max(size - 1, 1)) ** 0.5
+        for seq, (metric, value) in enumerate((("accuracy", accuracy), ("stderr", stderr))):
+            conn.execute(
+                "INSERT INTO run_results(run_id, scorer, metric, value, scored, seq) VALUES (?, 'match', ?, ?, ?, ?)",
+                (run_id, metric, value, size, seq),
+            )
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    partial.rename(path)
+    print(f"built {path.name}: {samples:,} samples in {time.perf_counter() - started:.1f}s")
+    return path
+
+
+def _flush(conn, rows: list, scores: list) -> None:
+    conn.executemany(
+        "INSERT INTO samples(id, run_id, sample_id, epoch, id_sort, total_tokens, total_time, input_text, output_text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.executemany(
+        "INSERT INTO scores(sample_rowid, run_id, scorer, value, value_num, answer) VALUES (?, ?, 'match', ?, ?, ?)",
+        scores,
+    )
+    rows.clear()
+    scores.clear()
+
+
+async def wait_until(predicate, pilot, timeout: float = 30.0) -> None:
+    """Poll until `predicate()`, then let the app compose the frame that shows it."""
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the app did not get there in time")
+        await asyncio.sleep(0.001)
+    # Render the visible lines now, as the next frame would, so the time includes the app's drawing.
+    for table in pilot.app.screen.query("SqlTable"):
+        for y in range(table.size.height):
+            table.render_line(y)
+
+
+async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
+    from evtui.app.app import EvtuiApp
+    from evtui.app.screens.samples import SamplesScreen
+    from evtui.app.widgets.sql_table import SqlTable
+
+    timings: dict[str, list[float]] = {"runs": [], "samples_open": [], "page_down": [], "jump_end": []}
+    for _ in range(repeats):
+        started = time.perf_counter()
+        app = EvtuiApp(db_path=db_path)
+        app.animation_level = "none"
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(lambda: len(getattr(app.screen, "runs", [])) == RUNS, pilot)
+            timings["runs"].append(time.perf_counter() - started)
+
+            big_run = max(app.screen.runs, key=lambda run: run.samples_total)
+            started = time.perf_counter()
+            await app.push_screen(SamplesScreen(big_run.id, scorer="match"))
+            await wait_until(lambda: bool(app.screen.query(SqlTable)) and app.screen.query_one(SqlTable).visible_rows_ready, pilot)
+            timings["samples_open"].append(time.perf_counter() - started)
+
+            table = app.screen.query_one(SqlTable)
+            table.cursor_row = table.row_count // 2  # a jump to the middle (walks to the position once)
+            table.scroll_to(y=table.cursor_row, animate=False, immediate=True)
+            await wait_until(lambda: not table.loading_rows, pilot)
+            for _ in range(20):
+                started = time.perf_counter()
+                table.action_page_down()
+                await wait_until(lambda: table.visible_rows_ready, pilot)
+                timings["page_down"].append(time.perf_counter() - started)
+                await wait_until(lambda: not table.loading_rows, pilot)  # let prefetches land between presses
+
+            started = time.perf_counter()
+            table.action_last()
+            await wait_until(lambda: table.visible_rows_ready and table.row_at(table.row_count - 1) is not None, pilot)
+            timings["jump_end"].append(time.perf_counter() - started)
+    return timings
+
+
+async def first_paint_only(db_path: Path) -> None:
+    from evtui.app.app import EvtuiApp
+
+    app = EvtuiApp(db_path=db_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(lambda: len(getattr(app.screen, "runs", [])) == RUNS, pilot)
+
+
+def cold_start(db_path: Path, repeats: int) -> list[float]:
+    """Wall time of fresh processes that open the app and exit once the runs are painted."""
+    code = (
+        f"import asyncio, sys; sys.path.insert(0, {str(BENCH)!r}); import ui_bench; "
+        f"asyncio.run(ui_bench.first_paint_only(ui_bench.Path({str(db_path)!r})))"
+    )
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    sys.path.insert(0, str(BENCH.parent))
+    db_path = build_index(args.samples)
+    timings = asyncio.run(measure(db_path, args.repeats))
+    timings["cold_start"] = cold_start(db_path, args.repeats)
+    targets = {"runs": 1.0, "samples_open": 0.5, "page_down": 0.05, "jump_end": None, "cold_start": None}
+    labels = {
+        "runs": "runs-screen first paint",
+        "samples_open": "samples table open",
+        "page_down": "page-down at depth",
+        "jump_end": "jump to the end",
+        "cold_start": "cold start (new process)",
+    }
+    print(f"ui_bench on {args.samples:,} samples ({RUNS} runs, biggest {args.samples - (RUNS - 1) * (args.samples // 100):,})")
+    failed = False
+    for key, values in timings.items():
+        median, worst = statistics.median(values), max(values)
+        target = targets[key]
+        verdict = "" if target is None else ("  ok" if median < target else "  OVER TARGET")
+        failed |= target is not None and median >= target
+        target_text = "" if target is None else f" (target < {target * 1000:.0f} ms)"
+        print(f"  {labels[key]:<24} median {median * 1000:7.1f} ms  max {worst * 1000:7.1f} ms  n={len(values)}{target_text}{verdict}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
