@@ -15,6 +15,7 @@ from evtui.app.app import EvtuiApp
 from evtui.app.dialogs.edit_score import EditScoreDialog
 from evtui.app.screens.runs import RunsScreen
 from evtui.app.screens.sample import SampleScreen
+from evtui.app.widgets.line_view import LineView
 from evtui.app.widgets.score_card import ScoreCard
 from evtui.store.location import default_index_path
 from evtui.store.schema import connect
@@ -61,8 +62,11 @@ async def loaded(app: EvtuiApp, pilot) -> None:
 
 
 def pane_text(screen: SampleScreen, tab: str) -> str:
-    """Every Static's text in one tab pane, top to bottom."""
+    """The text of one tab pane: its Statics, or the rows of its line view, top to bottom."""
     pane = screen.query_one(f"TabPane#{tab}")
+    views = list(pane.query(LineView))
+    if views:
+        return "\n".join(view.row_text(i) for view in views for i in range(view.row_count))
     return "\n".join(str(static.render()) for static in pane.query(Static))
 
 
@@ -303,3 +307,31 @@ async def test_a_review_shows_in_the_samples_list_on_the_way_back(logs):
         await pilot.press("escape")
         await loaded(app, pilot)
         assert app.screen.query_one(SqlTable).row_at(1).row.scores["model_graded_qa"].value == "C"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The quick brown fox jumps over the lazy dog. " * 20,
+        "一二三四五六七八九十 漢字かな交じり文 " * 15,
+        "x" * 95 + " tail",
+        "line one\n\nline three\twith a tab",
+    ],
+)
+def test_wrapped_rows_fit_the_width_and_keep_every_word(text):
+    from rich.cells import cell_len
+
+    from evtui.app.widgets.line_view import wrap_text
+
+    rows = wrap_text(text, 30)
+    assert all(cell_len(row) <= 30 for row in rows)
+    assert "".join("".join(rows).split()) == "".join(text.split())  # nothing lost but the break spaces
+    words = set(text.split())
+    if all(cell_len(word) <= 30 for word in words):  # only a word wider than a row is ever cut
+        assert all(word in words for row in rows for word in row.split())
+
+
+def test_control_characters_never_reach_the_terminal():
+    from evtui.app.widgets.line_view import wrap_text
+
+    assert wrap_text("red \x1b[31mtext\x07 done\r\n", 80) == ["red ?[31mtext? done", ""]

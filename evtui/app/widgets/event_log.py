@@ -4,57 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.content import Content
-from textual.widgets import Static
-
+from evtui.app.widgets.line_view import Block, LineView
 from evtui.sample_view import EventView
 
-KIND_STYLES = {
-    "model": "$secondary",
-    "tool": "$accent",
-    "error": "$error",
-    "limit": "$warning",
-    "score": "$primary",
-    "log": "$text-muted",
-}
+KINDS = ("model", "tool", "error", "limit", "score", "log")
 
 
-class EventLog(VerticalScroll):
-    """One entry per event, in the order the run recorded them."""
+class EventLog(LineView):
+    """One entry per event, in the order the run recorded them, drawn row by row."""
 
+    COMPONENT_CLASSES = {"events--muted", "events--error", *(f"events--{kind}" for kind in KINDS)}
     DEFAULT_CSS = """
-    EventLog {
-        height: 1fr;
-        padding: 0 1;
-    }
-    EventLog > .events--entry {
-        margin-bottom: 1;
-    }
-    EventLog > .events--empty {
-        color: $text-muted;
-    }
+    EventLog > .events--muted { color: $text-muted; }
+    EventLog > .events--error { color: $error; }
+    EventLog > .events--model { color: $secondary; text-style: bold; }
+    EventLog > .events--tool { color: $accent; text-style: bold; }
+    EventLog > .events--error { color: $error; }
+    EventLog > .events--limit { color: $warning; text-style: bold; }
+    EventLog > .events--score { color: $primary; text-style: bold; }
+    EventLog > .events--log { color: $text-muted; text-style: bold; }
     """
 
     def __init__(self, events: Sequence[EventView], empty_text: str, *, id: str | None = None) -> None:
-        super().__init__(id=id)
         self.events = list(events)
-        self.empty_text = empty_text
-
-    def compose(self) -> ComposeResult:
-        if not self.events:
-            yield Static(Content(self.empty_text), classes="events--empty")
-        for event in self.events:
-            yield Static(event_content(event), classes="events--entry")
+        super().__init__(event_blocks(self.events, empty_text), id=id)
 
 
-def event_content(event: EventView) -> Content:
+def event_blocks(events: Sequence[EventView], empty_text: str) -> list[Block]:
     """Title line (time, kind), then the text and any error, indented."""
-    clock = event.timestamp[11:19] if event.timestamp and len(event.timestamp) >= 19 else ""
-    parts: list[str | tuple[str, str]] = [(f"{clock} ", "$text-muted"), (event.title, KIND_STYLES.get(event.kind, "$text"))]
-    if event.text:
-        parts.append("\n  " + event.text.replace("\n", "\n  "))
-    if event.error:
-        parts.append(("\n  ✗ " + event.error.replace("\n", "\n    "), "$error"))
-    return Content.assemble(*parts)
+    if not events:
+        return [Block(empty_text, "events--muted")]
+    blocks: list[Block] = []
+    for event in events:
+        clock = event.timestamp[11:19] if event.timestamp and len(event.timestamp) >= 19 else ""
+        kind_class = f"events--{event.kind}" if event.kind in KINDS else ""
+        blocks.append(Block(spans=((f"{clock} ", "events--muted"), (event.title, kind_class)), blank_before=1 if blocks else 0))
+        if event.text:
+            blocks.append(Block(event.text, indent=2))
+        if event.error:
+            blocks.append(Block(f"✗ {event.error}", "events--error", indent=2))
+    return blocks

@@ -4,92 +4,71 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.content import Content
-from textual.widgets import Static
-
+from evtui.app.widgets.line_view import Block, LineView, Span
 from evtui.sample_view import MessageView
 
-ROLE_STYLES = {
-    "system": "$text-muted",
-    "user": "$primary",
-    "assistant": "$secondary",
-    "tool": "$accent",
-}
 
+class Transcript(LineView):
+    """Messages top to bottom, drawn row by row so a long agent transcript opens at once.
 
-class Transcript(VerticalScroll):
-    """Messages top to bottom; the pane scrolls, so long content is never cut.
-
-    User text is shown as Content (never parsed as markup): a transcript may contain `[b]`.
+    User text is only ever drawn as plain text (never parsed as markup): a transcript may contain `[b]`.
     """
 
+    COMPONENT_CLASSES = {
+        "transcript--note",
+        "transcript--muted",
+        "transcript--system",
+        "transcript--user",
+        "transcript--assistant",
+        "transcript--tool",
+        "transcript--call",
+        "transcript--error",
+    }
     DEFAULT_CSS = """
-    Transcript {
-        height: 1fr;
-        padding: 0 1;
-    }
-    Transcript > .transcript--note {
-        color: $warning;
-        padding-bottom: 1;
-    }
-    Transcript > .transcript--role {
-        text-style: bold;
-        margin-top: 1;
-    }
-    Transcript > .transcript--body {
-        padding-left: 2;
-    }
-    Transcript > .transcript--call {
-        padding-left: 2;
-        color: $text;
-        background: $boost;
-    }
-    Transcript > .transcript--error {
-        padding-left: 2;
-        color: $error;
-        text-style: bold;
-    }
-    Transcript > .transcript--empty {
-        color: $text-muted;
-    }
+    Transcript > .transcript--note { color: $warning; }
+    Transcript > .transcript--muted { color: $text-muted; }
+    Transcript > .transcript--system { color: $text-muted; text-style: bold; }
+    Transcript > .transcript--user { color: $primary; text-style: bold; }
+    Transcript > .transcript--assistant { color: $secondary; text-style: bold; }
+    Transcript > .transcript--tool { color: $accent; text-style: bold; }
+    Transcript > .transcript--call { background: $boost; }
+    Transcript > .transcript--error { color: $error; text-style: bold; }
     """
 
     def __init__(self, messages: Sequence[MessageView], note: str | None = None, *, id: str | None = None) -> None:
-        super().__init__(id=id)
         self.messages = list(messages)
         self.note = note
-
-    def compose(self) -> ComposeResult:
-        if self.note:
-            yield Static(Content(f"⚠ {self.note}"), classes="transcript--note")
-        if not self.messages:
-            yield Static("No messages recorded for this sample.", classes="transcript--empty")
-        for index, message in enumerate(self.messages, 1):
-            yield Static(role_line(index, message), classes="transcript--role")
-            if message.text:
-                yield Static(Content(message.text), classes="transcript--body")
-            elif message.role == "tool" and not message.error:
-                yield Static(Content.styled("(empty result)", "$text-muted"), classes="transcript--body")
-            for call in message.tool_calls:
-                yield Static(
-                    Content.assemble(("→ call ", "bold"), (call.function, "bold"), " ", call.arguments,
-                                     (f"   id {call.id}" if call.id else "", "$text-muted")),
-                    classes="transcript--call",
-                )  # fmt: skip
-            if message.error:
-                yield Static(Content(f"✗ error: {message.error}"), classes="transcript--error")
+        super().__init__(transcript_blocks(self.messages, note), id=id)
 
 
-def role_line(index: int, message: MessageView) -> Content:
+def transcript_blocks(messages: Sequence[MessageView], note: str | None) -> list[Block]:
+    blocks: list[Block] = []
+    if note:
+        blocks.append(Block(f"⚠ {note}", "transcript--note"))
+    if not messages:
+        blocks.append(Block("No messages recorded for this sample.", "transcript--muted"))
+    for index, message in enumerate(messages, 1):
+        blocks.append(Block(spans=role_spans(index, message), blank_before=1 if blocks else 0))
+        if message.text:
+            blocks.append(Block(message.text, indent=2))
+        elif message.role == "tool" and not message.error:
+            blocks.append(Block("(empty result)", "transcript--muted", indent=2))
+        for call in message.tool_calls:
+            suffix = f"   id {call.id}" if call.id else ""
+            blocks.append(Block(f"→ call {call.function} {call.arguments}{suffix}", "transcript--call", indent=2))
+        if message.error:
+            blocks.append(Block(f"✗ error: {message.error}", "transcript--error", indent=2))
+    return blocks
+
+
+def role_spans(index: int, message: MessageView) -> tuple[Span, ...]:
     """`#3 tool · lookup ← call id…`: who speaks, and for tool results which call they answer."""
-    style = ROLE_STYLES.get(message.role, "$text")
-    parts: list[str | tuple[str, str]] = [(f"#{index} ", "$text-muted"), (message.role, style)]
+    role_class = f"transcript--{message.role}" if message.role in ("system", "user", "assistant", "tool") else ""
+    spans: list[Span] = [(f"#{index} ", "transcript--muted"), (message.role, role_class)]
     if message.role == "tool":
-        parts.append((f" · {message.function or '?'}", style))
+        spans.append((f" · {message.function or '?'}", role_class))
         if message.tool_call_id:
-            parts.append((f" ← {message.tool_call_id}", "$text-muted"))
+            spans.append((f" ← {message.tool_call_id}", "transcript--muted"))
     elif message.model:
-        parts.append((f" · {message.model}", "$text-muted"))
-    return Content.assemble(*parts)
+        spans.append((f" · {message.model}", "transcript--muted"))
+    return tuple(spans)
