@@ -329,3 +329,20 @@ def test_progress_reports_each_file_start_and_end(tmp_path):
         ("mc_epochs.json", 2, 2, 18), ("qa_match.eval", 1, 2, 12)
     ]
     assert [p.phase for p in seen].count("reading") >= 2
+
+
+def test_file_rewritten_during_a_failed_read_is_retried_next_time(tmp_path):
+    logs = copy(["qa_match.eval"], tmp_path / "logs")
+    path = logs / "qa_match.eval"
+    db_path = tmp_path / "index.db"
+
+    def rewritten_mid_read(p: Path) -> RunRead:
+        shutil.copy2(DATA / "qa_edited.eval", p)  # a running eval's flush replaces the file
+        bump_mtime(p)
+        raise ReaderError(str(p), "the file was replaced while being read")
+
+    failed = ingest_paths(db_path, [logs], reader=rewritten_mid_read, finder=detect.find_run_files)
+    assert len(failed.failures) == 1
+    retried = ingest_paths(db_path, [logs])  # same bytes as at the end of the failed attempt
+    assert [f.change for f in retried.files] == ["new"] and retried.failures == []
+    assert retried.files[0].path == str(path)

@@ -234,16 +234,25 @@ def _ingest_file(
         with _transaction(conn):
             outcome = _write_run(conn, path, reader, (size, mtime_ns, digest), known is None, progress)
             conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
-    except ReaderError as exc:
-        _record_failure(conn, report, key, str(exc), size, mtime_ns)
-        progress(0, "failed")
-        return
-    except Exception as exc:  # a reader bug must not stop the other files
-        _record_failure(conn, report, key, f"{key}: {type(exc).__name__}: {exc}", size, mtime_ns)
+    except Exception as exc:  # a reader bug must not stop the other files either
+        message = str(exc) if isinstance(exc, ReaderError) else f"{key}: {type(exc).__name__}: {exc}"
+        # A file rewritten while it was read (a running eval flushing) is not remembered as bad:
+        # the next ingest reads it again even if it does not change any more.
+        if _stat_key(path) != (size, mtime_ns):
+            size = mtime_ns = None
+        _record_failure(conn, report, key, message, size, mtime_ns)
         progress(0, "failed")
         return
     report.files.append(outcome)
     progress(outcome.samples, "done")
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def _record_failure(
