@@ -236,23 +236,13 @@ def _ingest_file(
             conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
     except Exception as exc:  # a reader bug must not stop the other files either
         message = str(exc) if isinstance(exc, ReaderError) else f"{key}: {type(exc).__name__}: {exc}"
-        # A file rewritten while it was read (a running eval flushing) is not remembered as bad:
-        # the next ingest reads it again even if it does not change any more.
-        if _stat_key(path) != (size, mtime_ns):
-            size = mtime_ns = None
+        # The failure is remembered with the size/mtime taken *before* reading, so a file that
+        # a running eval rewrote during the read no longer matches and is read again next time.
         _record_failure(conn, report, key, message, size, mtime_ns)
         progress(0, "failed")
         return
     report.files.append(outcome)
     progress(outcome.samples, "done")
-
-
-def _stat_key(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
 
 
 def _record_failure(
