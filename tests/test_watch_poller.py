@@ -1,0 +1,247 @@
+"""RunDirWatcher: new, changed and removed run files reach the index; a live Inspect eval is followed.
+
+Polls are driven one at a time with `poll_once()` where the order of events matters, so no test
+depends on timing; the live-eval tests run the watcher in its thread and wait with deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from evtui.store.ingest import ingest_paths
+from evtui.store.live import live_runs
+from evtui.store.queries_runs import list_runs
+from evtui.store.schema import open_connection
+from evtui.watch import poller as poller_module
+from evtui.watch.poller import RunDirWatcher, WatchChange
+from tests.live_eval import release, start_gated_eval, stop, wait_until
+
+DATA = Path(__file__).parent / "data"
+QA_EVAL = DATA / "inspect" / "qa_match.eval"
+QA_EDITED = DATA / "inspect" / "qa_edited.eval"
+
+
+def runs(db: Path) -> dict[str, object]:
+    """The indexed runs by file name."""
+    conn = open_connection(db)
+    try:
+        return {Path(run.path).name: run for run in list_runs(conn)}
+    finally:
+        conn.close()
+
+
+def live(db: Path) -> dict[int, object]:
+    conn = open_connection(db)
+    try:
+        return live_runs(conn)
+    finally:
+        conn.close()
+
+
+def jsonl_line(i: int) -> str:
+    return json.dumps({"id": f"q{i}", "input": f"{i}+{i}?", "target": str(2 * i), "output": str(2 * i)}) + "\n"
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    path = tmp_path / "logs"
+    path.mkdir()
+    return path
+
+
+def watcher_for(run_dir: Path, changes: list[WatchChange] | None = None, **kwargs) -> RunDirWatcher:
+    db = run_dir / ".evtui" / "index.db"
+    kwargs.setdefault("buffer_root", run_dir.parent / "no-buffers")
+    return RunDirWatcher(run_dir, db, changes.append if changes is not None else None, **kwargs)
+
+
+def test_a_new_run_file_is_indexed_once_it_has_settled(run_dir):
+    changes: list[WatchChange] = []
+    watcher = watcher_for(run_dir, changes)
+    assert not watcher.poll_once()
+    shutil.copy(QA_EVAL, run_dir / "qa.eval")
+    assert not watcher.poll_once()  # just appeared: might still be being copied
+    assert "qa.eval" not in runs(watcher.db_path)
+    change = watcher.poll_once()
+    assert [(Path(f.path).name, f.change, f.status) for f in change.ingested] == [("qa.eval", "new", "success")]
+    assert runs(watcher.db_path)["qa.eval"].samples_indexed == 12
+    assert changes == [change]  # reported once, only when something changed
+
+
+def test_an_unchanged_directory_reads_nothing(run_dir, monkeypatch):
+    shutil.copy(QA_EVAL, run_dir / "qa.eval")
+    changes: list[WatchChange] = []
+    watcher = watcher_for(run_dir, changes)
+    ingest_paths(watcher.db_path, [run_dir])  # the app's initial indexing
+    reads: list[list[Path]] = []
+    real_ingest = poller_module.ingest_paths
+    monkeypatch.setattr(poller_module, "ingest_paths", lambda db, paths: reads.append(paths) or real_ingest(db, paths))
+    for _ in range(3):
+        watcher.poll_once()
+    assert reads == [] and changes == []
+
+
+def test_a_file_changed_before_the_watcher_started_is_caught(run_dir):
+    target = run_dir / "qa.eval"
+    shutil.copy(QA_EVAL, target)
+    watcher = watcher_for(run_dir)
+    ingest_paths(watcher.db_path, [run_dir])
+    shutil.copy(QA_EDITED, target)  # between the initial indexing and the first poll
+    watcher.poll_once()
+    change = watcher.poll_once()
+    assert [(Path(f.path).name, f.change) for f in change.ingested] == [("qa.eval", "updated")]
+
+
+def test_a_file_still_being_written_is_read_when_it_stops_changing(run_dir):
+    target = run_dir / "run.jsonl"
+    watcher = watcher_for(run_dir, max_wait_ticks=10)
+    with open(target, "w") as f:
+        for i in range(1, 4):
+            f.write(jsonl_line(i))
+            f.flush()
+            assert not watcher.poll_once().ingested  # grew since the last look: wait
+    change = watcher.poll_once()  # the same as last time: settled
+    assert [f.samples for f in change.ingested] == [3]
+
+
+def test_a_file_that_never_settles_is_still_read_every_few_ticks(run_dir):
+    target = run_dir / "run.jsonl"
+    watcher = watcher_for(run_dir, max_wait_ticks=2)
+    read_at: list[int] = []
+    with open(target, "w") as f:
+        for i in range(1, 8):
+            f.write(jsonl_line(i))
+            f.flush()
+            os.utime(target, ns=(i * 10**9, i * 10**9))  # a distinct mtime on every tick
+            if watcher.poll_once().ingested:
+                read_at.append(i)
+    assert read_at == [3, 6]
+    assert runs(watcher.db_path)["run.jsonl"].samples_indexed == 6
+
+
+def test_a_briefly_missing_file_is_not_marked_missing(run_dir):
+    target = run_dir / "qa.eval"
+    shutil.copy(QA_EVAL, target)
+    watcher = watcher_for(run_dir)
+    ingest_paths(watcher.db_path, [run_dir])
+    aside = run_dir.parent / "aside.eval"
+    target.rename(aside)
+    assert not watcher.poll_once()  # gone for one tick (e.g. mid-replace): nothing happens
+    aside.rename(target)
+    assert not watcher.poll_once()
+    assert not runs(watcher.db_path)["qa.eval"].missing
+    target.unlink()
+    assert not watcher.poll_once()
+    change = watcher.poll_once()
+    assert change.missing == [str(target)]
+    assert runs(watcher.db_path)["qa.eval"].missing
+
+
+def test_a_bad_file_is_reported_once_and_the_rest_still_load(run_dir):
+    (run_dir / "broken.json").write_text("{ not json")
+    shutil.copy(QA_EVAL, run_dir / "qa.eval")
+    watcher = watcher_for(run_dir)
+    watcher.poll_once()
+    change = watcher.poll_once()
+    assert [Path(f.path).name for f in change.failures] == ["broken.json"]
+    assert [Path(f.path).name for f in change.ingested] == ["qa.eval"]
+    assert not watcher.poll_once()  # same bytes: not retried, not re-reported
+
+
+def test_an_index_error_is_reported_and_retried(run_dir, monkeypatch):
+    shutil.copy(QA_EVAL, run_dir / "qa.eval")
+    changes: list[WatchChange] = []
+    watcher = watcher_for(run_dir, changes)
+    real_ingest = poller_module.ingest_paths
+
+    def locked(db, paths):
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(poller_module, "ingest_paths", locked)
+    watcher.poll_once()
+    for _ in range(2):
+        watcher._guarded_poll()
+    assert [c.error for c in changes] == ["RuntimeError: database is locked"]  # once, not per tick
+    monkeypatch.setattr(poller_module, "ingest_paths", real_ingest)
+    watcher.poll_once()
+    assert "qa.eval" in runs(watcher.db_path)
+
+
+# -- a real Inspect eval, watched while it runs ----------------------------------------------
+
+
+def live_eval_watcher(tmp_path, changes: list[WatchChange]):
+    logs, data, gates = tmp_path / "logs", tmp_path / "data", tmp_path / "gates"
+    logs.mkdir()
+    lock = threading.Lock()
+
+    def collect(change: WatchChange) -> None:
+        with lock:
+            changes.append(change)
+
+    watcher = RunDirWatcher(
+        logs, logs / ".evtui" / "index.db", collect, interval=0.05,
+        buffer_root=data / "inspect_ai" / "samplebuffer",
+    )
+    return watcher, logs, data, gates
+
+
+def only_run(db: Path):
+    found = list(runs(db).values()) if db.exists() else []
+    return found[0] if len(found) == 1 else None
+
+
+def test_a_running_eval_appears_started_grows_and_finishes(tmp_path):
+    changes: list[WatchChange] = []
+    watcher, logs, data, gates = live_eval_watcher(tmp_path, changes)
+    db = watcher.db_path
+    proc = start_gated_eval(logs, data, gates, samples=4, max_samples=2)
+    watcher.start()
+    try:
+        started = wait_until(lambda: (r := only_run(db)) and r.status == "started" and r, "the run indexed", proc=proc)
+        assert started.samples_indexed == 0  # nothing flushed yet
+        in_flight = wait_until(
+            lambda: (s := live(db).get(started.id)) and s.running == 2 and s, "two samples in flight", proc=proc
+        )
+        assert in_flight.process_alive and in_flight.completed_unflushed == 0
+
+        release(gates, 1)
+        grown = wait_until(lambda: (r := only_run(db)) and r.samples_indexed >= 1 and r, "sample 1 indexed", proc=proc)
+        assert grown.status == "started" and grown.id == started.id
+
+        release(gates)
+        assert proc.wait(timeout=60) == 0
+        done = wait_until(lambda: (r := only_run(db)) and r.status == "success" and r, "the finished run")
+        assert done.samples_indexed == 4 and done.headline
+        wait_until(lambda: started.id not in live(db), "its live state cleared")
+    finally:
+        watcher.stop()
+        stop(proc)
+    reported = [f.status for c in changes for f in c.ingested]
+    assert reported[0] == "started" and reported[-1] == "success"
+    assert any(u.buffer is not None and u.buffer.running == 2 for c in changes for u in c.live)
+
+
+def test_a_killed_eval_is_not_shown_as_running(tmp_path):
+    changes: list[WatchChange] = []
+    watcher, logs, data, gates = live_eval_watcher(tmp_path, changes)
+    db = watcher.db_path
+    proc = start_gated_eval(logs, data, gates, samples=4, max_samples=2)
+    watcher.start()
+    try:
+        run = wait_until(lambda: (r := only_run(db)) and r.status == "started" and r, "the run indexed", proc=proc)
+        wait_until(lambda: (s := live(db).get(run.id)) and s.running == 2, "two samples in flight", proc=proc)
+        proc.kill()  # SIGKILL: Inspect leaves its buffer behind
+        proc.wait(timeout=30)
+        dead = wait_until(lambda: (s := live(db).get(run.id)) and not s.process_alive and s, "the writer seen gone")
+        assert dead.running == 2  # what was in flight when it died
+        assert only_run(db).status == "started"
+    finally:
+        watcher.stop()
+        stop(proc)
