@@ -10,6 +10,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from evtui.app.commands import EvtuiCommands
@@ -44,6 +45,8 @@ class EvtuiApp(App[None]):
     """True while the indexing worker runs."""
     ingest_done: reactive[int] = reactive(0)
     ingest_total: reactive[int] = reactive(0)
+    ingest_current: reactive[str] = reactive("")
+    """The file being read and how far, e.g. `c.eval, 42,000 samples`."""
     failure_count: reactive[int] = reactive(0)
     """Files the index could not read (from the last indexing, or recorded in the index)."""
 
@@ -121,7 +124,15 @@ class EvtuiApp(App[None]):
             if finished_file or now - last_post >= PROGRESS_INTERVAL_S:
                 last_post = now
                 done = progress.file_index if finished_file else progress.file_index - 1
-                self.post_message(IngestProgress(done=done, total=progress.file_count, path=str(progress.path)))
+                self.post_message(
+                    IngestProgress(
+                        done=done,
+                        total=progress.file_count,
+                        path=str(progress.path),
+                        samples=progress.samples,
+                        failed=progress.phase == "failed",
+                    )
+                )
 
         report = ingest_paths(self.db_path, self.ingest_paths, on_progress=on_progress)
         failures = [(failure.path, failure.error) for failure in report.failures]
@@ -138,11 +149,16 @@ class EvtuiApp(App[None]):
     @on(IngestProgress)
     def _on_ingest_progress(self, message: IngestProgress) -> None:
         self.ingest_done, self.ingest_total = message.done, message.total
+        reading = message.done < message.total and not message.failed
+        self.ingest_current = f"{Path(message.path).name}, {message.samples:,} samples" if reading else ""
+        if message.failed:  # counted now; the list of errors comes when indexing ends
+            self.failure_count += 1
         self._notify_index_changed()
 
     @on(IngestFinished)
     def _on_ingest_finished(self, message: IngestFinished) -> None:
         self.ingest_running = False
+        self.ingest_current = ""
         self.ingest_failures = message.failures
         self.failure_count = len(message.failures)
         if message.files:
@@ -151,13 +167,24 @@ class EvtuiApp(App[None]):
         self._notify_index_changed(force=True)
 
     _last_reload = 0.0
+    _reload_timer: Timer | None = None
 
     def _notify_index_changed(self, force: bool = False) -> None:
-        """Tell every screen the index changed, at most every RELOAD_INTERVAL_S while indexing."""
+        """Tell every screen the index changed, at most every RELOAD_INTERVAL_S while indexing;
+        a change inside the interval is sent when it ends, so the last one is never lost."""
         now = time.monotonic()
-        if not force and now - self._last_reload < RELOAD_INTERVAL_S:
+        wait = RELOAD_INTERVAL_S - (now - self._last_reload)
+        if not force and wait > 0:
+            if self._reload_timer is None:
+                self._reload_timer = self.set_timer(wait, self._send_index_changed)
             return
-        self._last_reload = now
+        self._send_index_changed()
+
+    def _send_index_changed(self) -> None:
+        if self._reload_timer is not None:
+            self._reload_timer.stop()
+            self._reload_timer = None
+        self._last_reload = time.monotonic()
         for screen in self.screen_stack:
             screen.post_message(IndexChanged())
 

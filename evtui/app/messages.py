@@ -15,6 +15,10 @@ class IngestProgress(Message):
     done: int
     total: int
     path: str = ""
+    samples: int = 0
+    """Samples read so far from `path` (the file being read)."""
+    failed: bool = False
+    """`path` could not be read (the error comes with IngestFinished)."""
 
     def can_replace(self, message: Message) -> bool:
         # Only the newest progress matters; coalescing keeps a flood from stalling frames.

@@ -156,3 +156,45 @@ async def test_reopening_an_index_without_indexing_shows_the_runs(run_dir):
     async with app.run_test(size=APP_SIZE) as pilot:
         await settle(app, pilot)
         assert len(app.screen.runs) == 3 and app.ingest_running is False
+
+
+async def test_runs_appear_and_open_while_indexing_goes_on(run_dir, monkeypatch):
+    """Indexing runs in a thread: the first file's run is listed and opens before the rest are read."""
+    import threading
+
+    from evtui.store import ingest
+
+    real_ingest = ingest.ingest_paths
+    first_done, release = threading.Event(), threading.Event()
+
+    def one_file_then_wait(db_path, paths, *, on_progress=None, **kwargs):
+        files = sorted(run_dir.glob("*.eval"))
+        first = real_ingest(db_path, files[:1], on_progress=on_progress, **kwargs)
+        first_done.set()
+        release.wait(timeout=30)
+        rest = real_ingest(db_path, files[1:], on_progress=on_progress, **kwargs)
+        first.files += rest.files
+        first.failures += rest.failures
+        return first
+
+    monkeypatch.setattr(ingest, "ingest_paths", one_file_then_wait)
+    app = make_app(run_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        while not first_done.is_set():
+            await pilot.pause(0.02)
+        for _ in range(100):  # the reload after the first file is throttled to twice a second
+            if app.screen.runs:
+                break
+            await pilot.pause(0.02)
+        assert app.ingest_running
+        assert [Path(run.path).name for run in app.screen.runs] == ["cancelled.eval"]
+        assert "Indexing 1/1 files" in str(app.screen.query_one("#runs-status").render())
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, RunScreen)
+        release.set()
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert len(app.screen.runs) == 3 and not app.ingest_running
+        assert "Indexing" not in str(app.screen.query_one("#runs-status").render())

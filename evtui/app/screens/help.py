@@ -10,11 +10,14 @@ from textual.widgets import DataTable, Static
 
 
 def describe_keys(screen: Screen) -> list[tuple[str, str]]:
-    """(key, description) for the active bindings of `screen`: the screen's and app's first,
-    then the focused widget's (navigation), each key once."""
+    """(key, description) for the active bindings of `screen`, each key once: the keys the
+    footer shows first, then the rest (navigation, Textual's own)."""
     app = screen.app
     rank = {screen: 0, app: 1}
-    actives = sorted(screen.active_bindings.values(), key=lambda active: rank.get(active.node, 2))
+    actives = sorted(
+        screen.active_bindings.values(),
+        key=lambda active: (not active.binding.show, rank.get(active.node, 2)),
+    )
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for active in actives:

@@ -24,7 +24,7 @@ class StatusLine(Static):
 
     def on_mount(self) -> None:
         app = self.app
-        for name in ("ingest_running", "ingest_done", "ingest_total", "failure_count"):
+        for name in ("ingest_running", "ingest_done", "ingest_total", "ingest_current", "failure_count"):
             self.watch(app, name, self._update_text, init=False)
         self._update_text()
 
@@ -38,7 +38,9 @@ class StatusLine(Static):
         if getattr(app, "ingest_running", False):
             total = app.ingest_total  # type: ignore[attr-defined]
             done = app.ingest_done  # type: ignore[attr-defined]
-            parts.append(Content.styled(f"Indexing {done}/{total} files…" if total else "Indexing…", "$warning"))
+            current = app.ingest_current  # type: ignore[attr-defined]
+            text = f"Indexing {done}/{total} files" if total else "Indexing"
+            parts.append(Content.styled(f"{text} ({current})…" if current else f"{text}…", "$warning"))
         if self._detail:
             parts.append(self._detail)
         failures = getattr(app, "failure_count", 0)
