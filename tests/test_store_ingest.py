@@ -299,6 +299,10 @@ def test_unreadable_file_is_reported_and_not_reread_until_it_changes(tmp_path):
 
     again = ingest_paths(db_path, [logs], reader=counting, finder=detect.find_run_files)
     assert calls == [] and again.failures[0].error == report.failures[0].error
+    # The UI lists failures through the query layer.
+    from evtui.store.queries import list_failures
+
+    assert [(f.path, f.error) for f in list_failures(connect(db_path))] == [(str(bad), report.failures[0].error)]
 
 
 def test_disappeared_file_is_marked_missing_and_its_data_kept(tmp_path):
