@@ -160,3 +160,43 @@ async def test_run_screen_keys_open_groups_and_distribution_of_the_result_under_
         await settle(app, pilot)
         assert isinstance(app.screen, DistributionScreen)
         assert app.screen.query_one(ScoreDistribution).distribution.scorer == "includes"
+
+
+async def test_distribution_without_a_result_starts_on_the_first_scorer_and_s_moves_on(analysis_dir):
+    app = make_app(analysis_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(DistributionScreen(run_id_of(app, "qa_match.eval"), None))
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.scorers == ["match", "includes"]
+        assert screen.query_one(ScoreDistribution).distribution.scorer == "match"
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert screen.query_one(ScoreDistribution).distribution.scorer == "includes"
+
+
+async def test_numeric_scores_draw_a_histogram_and_b_changes_the_bins(analysis_dir):
+    import json
+    import random
+
+    generator = random.Random(7)
+    values = [round(generator.gauss(0.6, 0.15), 4) for _ in range(300)]
+    lines = [json.dumps({"run": {"task": "quality", "model": "m"}})]
+    lines += [json.dumps({"id": f"s{i}", "input": "q", "output": "a", "scores": {"quality": {"value": v}}}) for i, v in enumerate(values)]
+    (analysis_dir / "quality.jsonl").write_text("\n".join(lines) + "\n")
+    app = make_app(analysis_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(DistributionScreen(run_id_of(app, "quality.jsonl"), "quality"))
+        await settle(app, pilot)
+        dist = app.screen.query_one(ScoreDistribution).distribution
+        assert dist.kind == "numeric" and len(dist.buckets) == 20
+        assert sum(b.count for b in dist.buckets) == len(values)
+        assert (dist.minimum, dist.maximum) == (min(values), max(values))
+        lines_drawn = str(app.screen.query_one(ScoreDistribution).render()).splitlines()
+        assert len(lines_drawn) == 20
+        await pilot.press("b")
+        await settle(app, pilot)
+        dist = app.screen.query_one(ScoreDistribution).distribution
+        assert len(dist.buckets) == 40 and sum(b.count for b in dist.buckets) == len(values)

@@ -154,6 +154,13 @@ def row_cells(row: Any) -> list[Any]:
         if cell is None:
             cells.append(Content.styled("–", "$text-muted"))
             continue
-        text = fmt.format_value_stderr(cell.value, cell.stderr)
+        text = metric_value_text(row.metric, cell.value, cell.stderr)
         cells.append(Content.styled(text, "bold $score-pass") if cell.best else Content(text))
     return cells
+
+
+def metric_value_text(metric: str, value: float | None, stderr: float | None) -> str:
+    """`0.583 ± 0.149`; counts (AG2's `count:<label>`) read as whole numbers."""
+    if metric.startswith("count:") and value is not None and float(value).is_integer():
+        return f"{int(value):,}"
+    return fmt.format_value_stderr(value, stderr)

@@ -23,21 +23,28 @@ from evtui.app.widgets.status_line import StatusLine
 BIN_CHOICES = (10, 20, 40)
 
 
-def load_distribution(db_path: Path, run_id: int, result_scorer: str, job_id: int, bins: int) -> Any:
-    """The distribution behind a result row (a dict key's values for a dict-valued scorer)."""
+def load_distribution(db_path: Path, run_id: int, result_scorer: str | None, job_id: int, bins: int) -> tuple[Any, list[str]]:
+    """The distribution behind a result row (a dict key's values for a dict-valued scorer), and
+    the run's scorers; `result_scorer` None: the run's first scorer."""
     from evtui.store.queries_groups import score_column_for_result, value_distribution
+    from evtui.store.queries_ui import run_scorers
     from evtui.store.schema import connect
 
     db = connect(db_path)
     try:
+        scorers = run_scorers(db, run_id)
+        if result_scorer is None:
+            if not scorers:
+                return None, []
+            result_scorer = scorers[0]
         scorer, key = score_column_for_result(db, run_id, result_scorer, job_id=job_id)
-        return value_distribution(db, run_id, scorer, job_id=job_id, key=key, bins=bins)
+        return value_distribution(db, run_id, scorer, job_id=job_id, key=key, bins=bins), scorers
     finally:
         db.conn.close()
 
 
 class DistributionScreen(Screen[None]):
-    """A result's score values in a run; `b` changes the number of histogram bins."""
+    """A result's score values in a run; `b` changes the number of histogram bins, `s` the scorer."""
 
     TITLE = "Distribution"
     DEFAULT_CSS = """
@@ -53,13 +60,15 @@ class DistributionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="distribution.back"),
         Binding("b", "cycle_bins", "Bins", id="distribution.bins"),
+        Binding("s", "next_scorer", "Next scorer", id="distribution.scorer"),
     ]
 
     @dataclass
     class Loaded(Message):
-        distribution: Any
+        distribution: Any  # None: the run has no scores
+        scorers: list[str]
 
-    def __init__(self, run_id: int, scorer: str, *, job_id: int = 0, title: str = "") -> None:
+    def __init__(self, run_id: int, scorer: str | None, *, job_id: int = 0, title: str = "") -> None:
         super().__init__()
         self.run_id = run_id
         self.scorer = scorer
@@ -67,6 +76,7 @@ class DistributionScreen(Screen[None]):
         self.run_title = title
         self.bins = BIN_CHOICES[1]
         self.distribution: Any = None
+        self.scorers: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,23 +87,33 @@ class DistributionScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._set_sub_title()
+        self.load()
+
+    def _set_sub_title(self) -> None:
         source = "recorded" if not self.job_id else f"evtui job {self.job_id}"
         self.sub_title = " · ".join(part for part in (self.run_title, self.scorer, source) if part)
-        self.load()
 
     @work(thread=True, exclusive=True, group="load-distribution", exit_on_error=False)
     def load(self) -> None:
         db_path = self.app.db_path  # type: ignore[attr-defined]
         try:
-            distribution = load_distribution(db_path, self.run_id, self.scorer, self.job_id, self.bins)
+            distribution, scorers = load_distribution(db_path, self.run_id, self.scorer, self.job_id, self.bins)
         except Exception as error:  # shown on screen; the app stays usable
             self.post_message(LoadFailed("distribution", f"{type(error).__name__}: {error}"))
             return
-        self.post_message(self.Loaded(distribution))
+        self.post_message(self.Loaded(distribution, scorers))
 
     @on(Loaded)
     def _on_loaded(self, message: Loaded) -> None:
+        self.scorers = message.scorers
+        if message.distribution is None:
+            self.query_one("#distribution-summary", Static).update("This run has no scores.")
+            return
         self.distribution = dist = message.distribution
+        if self.scorer is None:
+            self.scorer = dist.key or dist.scorer
+            self._set_sub_title()
         self.query_one(ScoreDistribution).show(dist)
         self.query_one("#distribution-summary", Static).update(summary(dist))
         detail = f"{dist.scored:,} scored" + (f" · {dist.unscored:,} unscored" if dist.unscored else "")
@@ -109,6 +129,16 @@ class DistributionScreen(Screen[None]):
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
+        self.load()
+
+    def action_next_scorer(self) -> None:
+        """Show the run's next scorer (recorded scores; a dict scorer as a whole)."""
+        if not self.scorers:
+            return
+        current = self.distribution.scorer if self.distribution is not None else None
+        index = self.scorers.index(current) + 1 if current in self.scorers else 0
+        self.scorer, self.job_id = self.scorers[index % len(self.scorers)], 0
+        self._set_sub_title()
         self.load()
 
     def action_cycle_bins(self) -> None:

@@ -16,14 +16,15 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Select, Static
 
-from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed
+from evtui.app.screens.compare import metric_value_text
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.status_line import StatusLine
 
 # The stock DataTable is for bounded tables: a grouping with more groups shows the largest ones.
 MAX_GROUPS = 500
 ALL_SCORERS = "\0all"
+LOADING = "\0loading"
 
 MetricKey = tuple[str, str | None, str]  # (result scorer, reducer, metric)
 
@@ -57,6 +58,8 @@ class GroupsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="groups.back"),
         Binding("enter", "open_group", "Samples", show=False, id="groups.samples"),
+        Binding("g", "pick('#grouping-select')", "Group by", id="groups.grouping"),
+        Binding("s", "pick('#scorer-select')", "Scorer", id="groups.scorer"),
     ]
 
     @dataclass
@@ -77,9 +80,10 @@ class GroupsScreen(Screen[None]):
         yield Header()
         with Horizontal(id="groups-controls"):
             yield Label("Group by")
-            yield Select[Any]([], prompt="grouping", allow_blank=True, id="grouping-select")
+            # Never blank: a placeholder option until the run's groupings and scorers arrive.
+            yield Select[Any]([("loading…", LOADING)], allow_blank=False, id="grouping-select")
             yield Label("Scorer")
-            yield Select[Any]([], prompt="scorer", allow_blank=True, id="scorer-select")
+            yield Select[Any]([("loading…", LOADING)], allow_blank=False, id="scorer-select")
         yield Static("loading…", id="groups-method")
         yield BoundedTable(("Group", "Samples"), enter_label="Samples", id="groups-table")
         yield StatusLine(id="groups-status")
@@ -148,19 +152,27 @@ class GroupsScreen(Screen[None]):
 
     @on(Select.Changed, "#grouping-select")
     def _on_grouping_changed(self, event: Select.Changed) -> None:
-        if event.value is Select.BLANK or event.value == self.grouping:
+        if event.value in (Select.BLANK, LOADING) or event.value == self.grouping:
             return
         self.grouping = event.value
+        self.query_one("#groups-table").focus()
         self.query_one("#groups-method", Static).update("loading…")
         self.load()
 
     @on(Select.Changed, "#scorer-select")
     def _on_scorer_changed(self, event: Select.Changed) -> None:
-        if event.value is Select.BLANK:
+        if event.value in (Select.BLANK, LOADING):
             return
         self.scorer = None if event.value == ALL_SCORERS else event.value
+        self.query_one("#groups-table").focus()
         if self.table is not None:
             self._show()
+
+    def action_pick(self, selector: str) -> None:
+        """Open a picker (grouping or scorer) from the keyboard."""
+        select = self.query_one(selector, Select)
+        select.focus()
+        select.expanded = True
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
@@ -230,7 +242,7 @@ def metric_cells(group: Any, columns: list[MetricKey]) -> list[str]:
             cells.append("–")
             continue
         stderr = by_key.get((key[0], key[1], "stderr")) if key[2] != "stderr" else None
-        cells.append(fmt.format_value_stderr(by_key[key], stderr))
+        cells.append(metric_value_text(key[2], by_key[key], stderr))
     return cells
 
 
