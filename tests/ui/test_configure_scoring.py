@@ -1,0 +1,161 @@
+"""The configure-scoring dialog on real Inspect logs: pick, fill, validate as typed, run, save and load."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import settle
+from test_app_flows import make_app, table_text
+
+from evtui.app.dialogs.configure_scoring import ConfigureScoringDialog
+from evtui.app.screens.run import RunScreen
+from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.scoring.engine import run_job
+from evtui.scoring.engine_config import ScoringJobConfig
+from evtui.store import jobs
+from evtui.store.ingest import ingest_paths
+from evtui.store.schema import connect
+
+SIZE = (140, 45)
+
+
+async def open_run(app, pilot, file_name: str) -> None:
+    await settle(app, pilot)
+    index = next(i for i, run in enumerate(app.screen.runs) if Path(run.path).name == file_name)
+    app.screen.query_one("#runs-table", BoundedTable).move_cursor(row=index)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert isinstance(app.screen, RunScreen)
+
+
+async def type_text(pilot, text: str) -> None:
+    await pilot.press(*text)
+    await pilot.pause()
+
+
+async def pick(app, pilot, name: str) -> ConfigureScoringDialog:
+    """Search the registry for `name` and pick it; its form gets the focus."""
+    dialog = app.screen
+    search = dialog.query_one("#picker-search")
+    search.value = ""
+    search.focus()
+    await type_text(pilot, name)
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.pause()
+    return dialog
+
+
+def expected_results(tmp_path: Path, log: Path, config: ScoringJobConfig) -> dict[str, float]:
+    """The same configuration run headless on a separate index: metric -> value."""
+    db_path = tmp_path / "headless.db"
+    ingest_paths(db_path, [log])
+    db = connect(db_path)
+    run_ids = jobs.run_ids_under(db, [log])
+    db.conn.close()
+    result = run_job(db_path, config, run_ids)
+    return {record.metric: record.value for record in result.runs[0].results}
+
+
+async def test_a_bad_argument_blocks_run_and_a_good_one_scores_into_the_run_screen(run_dir, tmp_path):
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.animation_level = "none"
+        await open_run(app, pilot, "qa_match.eval")
+        run_screen = app.screen
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfigureScoringDialog)
+        dialog = await pick(app, pilot, "match")
+        assert [item.name for item in dialog.chosen] == ["match"]
+        assert app.focused.id == "field-location"
+
+        await type_text(pilot, "middle")
+        error = str(dialog.query_one("#error-location").render())
+        assert "location must be one of begin, end, any, exact" in error
+        assert dialog.query_one("#run").disabled
+        await pilot.press("ctrl+r")  # refused while invalid
+        assert app.screen is dialog
+
+        await pilot.press(*["backspace"] * len("middle"))
+        await pilot.press("tab", "tab", "space")  # location, ignore_case, numeric
+        await pilot.pause()
+        assert dialog.chosen[0].result.spec == "match(numeric=True)"
+        assert "location" not in str(dialog.query_one("#error-location").render())
+        assert not dialog.query_one("#run").disabled
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        await settle(app, pilot)
+
+        assert app.screen is run_screen
+        computed = {row[2]: row[3] for row in table_text(run_screen.query_one("#results-table")) if row[5].startswith("evtui job")}
+        config = ScoringJobConfig(scorers=["match(numeric=True)"])
+        expected = await asyncio.to_thread(expected_results, tmp_path, run_dir / "qa_match.eval", config)
+        assert computed == {metric: f"{value:.4f}" for metric, value in expected.items()}
+        assert set(computed) == {"accuracy", "stderr"}
+
+
+async def test_the_filter_subset_is_checked_as_typed(run_dir):
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_run(app, pilot, "qa_match.eval")
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        await pilot.click("#subset-filter")
+        await pilot.pause()
+        assert dialog.query_one("#run").disabled  # a filter needs an expression
+        value = dialog.query_one("#subset-value")
+        value.focus()
+        await type_text(pilot, "matchx == 1")
+        assert "unknown field 'matchx'" in str(dialog.query_one("#subset-error").render())
+        assert dialog.query_one("#run").disabled
+        value.value = ""
+        await type_text(pilot, 'match == "I"')  # a scorer of this run is a filter field
+        assert str(dialog.query_one("#subset-error").render()) == ""
+        assert not dialog.query_one("#run").disabled
+        assert dialog.build_config().subset.expression == 'match == "I"'
+
+
+async def test_a_saved_configuration_loads_back_and_runs_headless(run_dir):
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_run(app, pilot, "qa_match.eval")
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = await pick(app, pilot, "match")
+        await pilot.press("tab", "tab", "space")
+        await pick(app, pilot, "includes")
+        await pilot.click("#subset-random")
+        dialog.query_one("#subset-value").value = "5"
+        dialog.query_one("#config-name").value = "strict"
+        await pilot.pause()
+        assert not dialog.query_one("#save").disabled
+        await pilot.click("#save")
+        await settle(app, pilot)
+        saved = run_dir / ".evtui" / "configs" / "strict.toml"
+        assert saved.is_file()
+        await pilot.press("escape")
+        await pilot.pause()
+
+        # A new dialog loads it back into the same choices.
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        dialog.query_one("#config-saved").value = "strict"
+        await settle(app, pilot)
+        assert [item.result.spec for item in dialog.chosen] == ["match(numeric=True)", "includes"]
+        assert dialog.build_config().subset.kind == "random" and dialog.build_config().subset.n == 5
+
+    done = subprocess.run(
+        [sys.executable, "-m", "evtui", "score", str(run_dir / "qa_match.eval"), "--config", "strict", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(done.stdout)["runs"]
+    scored = {result["scorer"]: result["scored"] for result in run["results"]}
+    assert scored == {"match": 5, "includes": 5}

@@ -1,0 +1,229 @@
+"""Scoring jobs in the app: live progress, cancel (scores kept), a queue of two, resume after quitting."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import settle
+from test_app_flows import make_app, table_text
+
+from evtui.app.job_runner import JobRunner
+from evtui.app.screens.jobs import JobsScreen
+from evtui.app.widgets.job_progress import JobProgressView
+from evtui.scoring.engine import run_job
+from evtui.scoring.engine_config import ScoringJobConfig
+from evtui.scoring.plugins import load_plugin
+from evtui.store import jobs
+from evtui.store.ingest import ingest_paths
+from evtui.store.schema import connect
+from evtui.store.location import default_index_path
+
+SIZE = (140, 45)
+GATED_PLUGIN = '''
+    """A scorer that scores two samples, then waits for the test's gate on each of the others."""
+    import asyncio
+    import threading
+
+    from evtui.scoring import CORRECT, Score, accuracy, scorer
+
+    gate = threading.Event()
+    calls = 0
+
+
+    @scorer(metrics=[accuracy()])
+    def gated():
+        """C for every sample; from the third on, only once the gate opens."""
+
+        async def score(state, target):
+            global calls
+            calls += 1
+            if calls > 2:
+                await asyncio.to_thread(gate.wait, 60)
+            return Score(value=CORRECT)
+
+        return score
+'''
+
+
+@pytest.fixture
+def gated(tmp_path) -> tuple[str, threading.Event]:
+    """A plugin file with the `gated` scorer, and its gate."""
+    path = tmp_path / "gated_plugin.py"
+    path.write_text(textwrap.dedent(GATED_PLUGIN))
+    load_plugin(path)
+    module = next(m for name, m in sys.modules.items() if name.startswith("evtui_plugin_gated_plugin") and m.__file__ == str(path))
+    yield str(path), module.gate
+    module.gate.set()  # never leave a worker thread waiting
+
+
+def gated_config(plugin: str, **extra) -> ScoringJobConfig:
+    # Two samples per batch: a cancel is honoured between batches.
+    return ScoringJobConfig(scorers=["gated"], plugins=[plugin], batch_size=2, concurrency=1, **extra)
+
+
+def qa_run_id(app) -> int:
+    return next(run.id for run in app.screen.runs if Path(run.path).name == "qa_match.eval")
+
+
+async def wait_until(pilot, condition, what: str, attempts: int = 1000) -> None:
+    """Poll `condition` between frames (bounded, so a bug fails instead of hanging)."""
+    for _ in range(attempts):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def job_row(db_path: Path, job_id: int) -> dict:
+    db = connect(db_path)
+    try:
+        return jobs.get_job(db, job_id)
+    finally:
+        db.conn.close()
+
+
+def kept_scores(db_path: Path, run_id: int, job_id: int, scorer: str) -> int:
+    db = connect(db_path)
+    try:
+        return len(jobs.scored_rowids(db, run_id, job_id, scorer))
+    finally:
+        db.conn.close()
+
+
+async def test_cancel_stops_a_slow_job_and_keeps_the_scores_made(run_dir, gated):
+    plugin, gate = gated
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.animation_level = "none"
+        await settle(app, pilot)
+        run_id = qa_run_id(app)
+        runner = JobRunner.of(app)
+        runner.submit(gated_config(plugin), [run_id])
+        await pilot.press("J")
+        await wait_until(pilot, lambda: runner.current is not None, "the job to start")
+        job_id = runner.current.job_id
+        await wait_until(pilot, lambda: job_row(app.db_path, job_id)["done"] >= 2, "the first batch")
+        assert isinstance(app.screen, JobsScreen)
+        await pilot.pause(0.3)  # let the coalesced progress message be drawn
+        progress_view = app.screen.query_one(JobProgressView)
+        assert progress_view.job_id == job_id
+        assert "running" in str(progress_view.query_one(".job-headline").render())
+        assert "/12" in str(progress_view.query_one(".scorer-text").render())
+
+        await pilot.press("c")
+        gate.set()  # the batch in flight finishes; the job stops before the next one
+        await wait_until(pilot, lambda: not runner.busy, "the job to stop")
+        await settle(app, pilot)
+
+        stored = job_row(app.db_path, job_id)
+        assert stored["status"] == "cancelled"
+        assert stored["done"] == 4 < stored["total"] == 12
+        assert kept_scores(app.db_path, run_id, job_id, "gated") == 4
+        rows = table_text(app.screen.query_one("#jobs-table"))
+        assert [row[2] for row in rows if row[0] == str(job_id)] == ["cancelled"]
+
+
+async def test_two_jobs_queue_and_run_one_after_the_other(run_dir, gated):
+    plugin, gate = gated
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = qa_run_id(app)
+        runner = JobRunner.of(app)
+        runner.submit(gated_config(plugin, name="slow"), [run_id])
+        await wait_until(pilot, lambda: runner.current is not None, "the first job to start")
+        runner.submit(ScoringJobConfig(scorers=["match(numeric=True)"], name="quick"), [run_id])
+        await wait_until(pilot, lambda: len(runner.queue) == 1, "the second job to be queued")
+        first, second = runner.current.job_id, runner.queue[0].job_id
+        await pilot.press("J")
+        await wait_until(pilot, lambda: app.screen.jobs, "the jobs list")
+        await pilot.pause(0.2)
+        statuses = {row[1]: row[2] for row in table_text(app.screen.query_one("#jobs-table"))}
+        assert statuses == {"slow": "running", "quick": "queued"}
+        assert job_row(app.db_path, second)["status"] == "queued"
+
+        gate.set()
+        await wait_until(pilot, lambda: not runner.busy, "both jobs")
+        await settle(app, pilot)
+        first_job, second_job = job_row(app.db_path, first), job_row(app.db_path, second)
+        assert first_job["status"] == second_job["status"] == "done"
+        assert first_job["done"] == second_job["done"] == 12
+        assert first_job["updated"] <= second_job["updated"]
+        statuses = {row[1]: row[2] for row in table_text(app.screen.query_one("#jobs-table"))}
+        assert statuses == {"slow": "done", "quick": "done"}
+
+
+async def test_a_job_interrupted_by_quitting_resumes_on_the_next_start(run_dir, gated):
+    plugin, gate = gated
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = qa_run_id(app)
+        runner = JobRunner.of(app)
+        runner.submit(gated_config(plugin), [run_id])
+        await wait_until(pilot, lambda: runner.current is not None, "the job to start")
+        job_id = runner.current.job_id
+        await wait_until(pilot, lambda: job_row(app.db_path, job_id)["done"] >= 2, "the first batch")
+        await pilot.press("q")
+    gate.set()  # the batch in flight ends; the stopped worker then leaves the job to be resumed
+    for _ in range(1000):
+        if job_row(app.db_path, job_id)["status"] == "queued":
+            break
+        await asyncio.sleep(0.02)
+    interrupted = job_row(app.db_path, job_id)
+    assert interrupted["status"] == "queued" and 2 <= interrupted["done"] < 12  # kept, waiting to resume
+
+    again = make_app(run_dir)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        await wait_until(pilot, lambda: job_row(again.db_path, job_id)["status"] == "done", "the resumed job")
+        await settle(again, pilot)
+    resumed = job_row(again.db_path, job_id)
+    assert resumed["done"] == resumed["total"] == 12
+    assert kept_scores(again.db_path, run_id, job_id, "gated") == 12
+
+
+class AfterBatches:
+    """A cancel signal that is set once the engine has asked `batches` times (once before each batch)."""
+
+    def __init__(self, batches: int) -> None:
+        self.asked, self.batches = 0, batches
+
+    def is_set(self) -> bool:
+        self.asked += 1
+        return self.asked > self.batches
+
+
+def killed_job(run_dir: Path) -> tuple[Path, int, object]:
+    """Index the logs and start a job that stops after its first batch, left 'running' as a killed process leaves it."""
+    db_path = default_index_path(run_dir)
+    ingest_paths(db_path, [run_dir])
+    db = connect(db_path)
+    run_id = jobs.run_ids_under(db, [run_dir / "qa_match.eval"])[0]
+    db.conn.close()
+    config = ScoringJobConfig(scorers=["match(numeric=True)"], batch_size=4)
+    first = run_job(db_path, config, [run_id], cancel=AfterBatches(1))
+    db = connect(db_path)
+    jobs.update_job(db, first.job_id, status="running")
+    db.conn.close()
+    return db_path, run_id, first
+
+
+async def test_a_job_left_running_by_a_crash_resumes_without_rescoring(run_dir):
+    db_path, run_id, first = await asyncio.to_thread(killed_job, run_dir)
+    assert 4 <= first.done < 12
+
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: job_row(db_path, first.job_id)["status"] == "done", "the resumed job")
+        await settle(app, pilot)
+        progress = JobRunner.of(app).progress[first.job_id]
+        assert progress.done == progress.total == 12
+        assert progress.rate > 0 and progress.elapsed > 0
+    assert kept_scores(db_path, run_id, first.job_id, "match") == 12
