@@ -335,3 +335,11 @@ def test_control_characters_never_reach_the_terminal():
     from evtui.app.widgets.line_view import wrap_text
 
     assert wrap_text("red \x1b[31mtext\x07 done\r\n", 80) == ["red ?[31mtext? done", ""]
+
+
+def test_long_texts_are_cut_with_a_count_and_escapes_are_defused():
+    from evtui.app.widgets.line_view import clipped
+
+    assert clipped("abc", 10) == "abc"
+    assert clipped("x" * 12_345, 10) == "x" * 10 + "\n… 12,335 more characters not shown here"
+    assert "\x1b" not in clipped("\x1b]52;c;evil\x07", 100)

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, Static
 
+from evtui.app.widgets.line_view import printable
 from evtui.sample_view import ScoreView
 from evtui.store.score_edits import default_author, parse_score_value
 
@@ -88,7 +89,7 @@ class EditScoreDialog(ModalScreen[ScoreEditRequest | None]):
 
         score = self.score.score
         with Vertical(id="edit-box"):
-            yield Static(Content(f"Review {score.scorer}"), id="edit-title")
+            yield Static(Content(f"Review {printable(score.scorer)}"), id="edit-title")
             yield Static(
                 Content(f"current: {value_text(score.value)} ({self.score.origin_label}); the original is kept"),
                 id="edit-current",

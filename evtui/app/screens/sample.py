@@ -21,6 +21,7 @@ from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
 from evtui.app.messages import IndexChanged
 from evtui.app.widgets.epoch_table import EpochTable
 from evtui.app.widgets.event_log import EventLog
+from evtui.app.widgets.line_view import clipped, printable
 from evtui.app.widgets.sample_overview import SampleOverview, usage_text
 from evtui.app.widgets.score_card import ScoreCard
 from evtui.app.widgets.transcript import Transcript
@@ -173,7 +174,7 @@ class SampleScreen(Screen[None]):
             TabPane(f"Events ({len(view.events)})", Lazy(EventLog(view.events, events_empty, id="events-pane")), id="events"),
             TabPane(f"Scores ({len(view.scores)})", VerticalScroll(*[ScoreCard(s) for s in view.scores], id="scores-pane"), id="scores"),
             TabPane("Metadata", Lazy(VerticalScroll(
-                Static(Content(json.dumps(metadata, indent=2, ensure_ascii=False, default=str))),
+                Static(Content(clipped(json.dumps(metadata, indent=2, ensure_ascii=False, default=str), 50_000))),
                 Static(Content(usage_text(view))),
                 id="metadata-pane",
             )), id="metadata"),
@@ -319,7 +320,7 @@ class SampleScreen(Screen[None]):
 def heading(view: SampleView) -> Content:
     """`sample 3 · epoch 2 of 3 · ◀ p  n ▶` with the ends of the list greyed out."""
     sample = view.sample
-    parts: list[str | tuple[str, str]] = [("sample ", "$text-muted"), (sample.sample_id, "bold")]
+    parts: list[str | tuple[str, str]] = [("sample ", "$text-muted"), (printable(sample.sample_id), "bold")]
     if len(view.epochs) > 1:
         parts += [("  epoch ", "$text-muted"), (f"{sample.epoch} of {len(view.epochs)}", "bold")]
     parts += [

@@ -26,6 +26,19 @@ Span = tuple[str, str]  # (text, component class name; "" = the widget's own sty
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+def printable(text: str) -> str:
+    """`text` with terminal control characters (ESC, CR, …) shown as '?': safe inside a Static."""
+    return _CONTROL.sub("?", text.replace("\r\n", "\n"))
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text` made printable and cut to `limit` characters, saying how much was left out."""
+    text = printable(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… {len(text) - limit:,} more characters not shown here"
+
+
 @dataclass(frozen=True)
 class Block:
     """A paragraph: `spans` on one line (a heading, cropped if wide), or `text` word-wrapped."""
@@ -41,7 +54,7 @@ def wrap_text(text: str, width: int) -> list[str]:
     """`text` as rows of at most `width` cells, broken at spaces where possible."""
     width = max(width, 1)
     rows: list[str] = []
-    for line in _CONTROL.sub("?", text.replace("\r\n", "\n")).expandtabs(4).split("\n"):
+    for line in printable(text).expandtabs(4).split("\n"):
         rows.extend(_wrap_ascii(line, width) if line.isascii() else _wrap_cells(line, width))
     return rows
 

@@ -9,8 +9,13 @@ from textual.widgets import Collapsible, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.widgets.epoch_table import EpochTable
+from evtui.app.widgets.line_view import clipped, printable
 from evtui.app.widgets.score_card import value_text
 from evtui.sample_view import SampleView
+
+
+# Longer texts are cut here (Static wraps ~5 s per MB); the Transcript tab has inputs and outputs whole.
+OVERVIEW_CHARS = 4000
 
 
 class SampleOverview(VerticalScroll):
@@ -57,13 +62,13 @@ class SampleOverview(VerticalScroll):
         if sample.error or sample.limit:
             yield Static("Error" if sample.error else "Limit", classes="overview--label")
             if sample.limit:
-                yield Static(Content(f"stopped by the {sample.limit} limit"), classes="overview--error")
+                yield Static(Content(f"stopped by the {printable(sample.limit)} limit"), classes="overview--error")
             if sample.error:
-                yield Static(Content(sample.error), classes="overview--error")
+                yield Static(Content(clipped(sample.error, OVERVIEW_CHARS)), classes="overview--error")
             if view.error_traceback:
                 # Tracebacks run to dozens of lines: folded, so the scores below stay in view.
                 with Collapsible(title="Traceback (Enter to unfold)", collapsed=True):
-                    yield Static(Content(view.error_traceback.rstrip()), classes="overview--muted")
+                    yield Static(Content(clipped(view.error_traceback.rstrip(), 20_000)), classes="overview--muted")
         yield Static("Scores", classes="overview--label")
         if not view.scores:
             yield Static("no scores", classes="overview--muted")
@@ -71,10 +76,10 @@ class SampleOverview(VerticalScroll):
             detail = score.score
             yield Static(
                 Content.assemble(
-                    (f"{detail.scorer}: ", "bold"),
+                    (f"{printable(detail.scorer)}: ", "bold"),
                     fmt.score_content(detail.value_num, value_text(detail.value)),
                     (f"  {score.origin_label}" + ("" if score.effective else " (overridden)"), "$text-muted"),
-                    (f"  answer: {detail.answer}" if detail.answer else "", "$text-muted"),
+                    (f"  answer: {clipped(detail.answer, 200)}" if detail.answer else "", "$text-muted"),
                 ),
                 classes="overview--text",
             )
@@ -83,7 +88,7 @@ class SampleOverview(VerticalScroll):
 
     def _section(self, label: str, text: str) -> ComposeResult:
         yield Static(label, classes="overview--label")
-        yield Static(Content(text), classes="overview--text")
+        yield Static(Content(clipped(text, OVERVIEW_CHARS)), classes="overview--text")
 
 
 def usage_text(view: SampleView) -> str:

@@ -12,7 +12,10 @@ from textual.content import Content
 from textual.widgets import Static
 
 from evtui.app import formatting as fmt
+from evtui.app.widgets.line_view import clipped, printable
 from evtui.sample_view import ScoreView
+
+METADATA_CHARS = 20_000  # a grader's whole conversation can sit in metadata; Static wraps ~5 s per MB
 
 ORIGIN_STYLES = {"recorded": "$text-muted", "job": "$secondary", "human": "$accent"}
 
@@ -24,7 +27,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, float) and value != value:
         return "unscored"
     if isinstance(value, str | int | float | bool):
-        return str(value)
+        return printable(str(value))
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
@@ -67,7 +70,7 @@ class ScoreCard(Vertical, can_focus=True):
         self.view = view
         score = view.score
         # Content, not str: a border title string would be parsed as markup, and names may hold `[`.
-        self.border_title = Content(score.scorer)
+        self.border_title = Content(printable(score.scorer))
         self.border_subtitle = Content(view.origin_label + (" · counts" if view.effective else ""))
 
     def action_scroll_list(self, how: str) -> None:
@@ -82,10 +85,11 @@ class ScoreCard(Vertical, can_focus=True):
         for label, text in (("Answer", score.answer), ("Explanation", score.explanation), ("Reason", score.reason)):
             if text:
                 yield Static(label, classes="score--label")
-                yield Static(Content(text), classes="score--text")
+                yield Static(Content(printable(text)), classes="score--text")
         if score.metadata:
             yield Static("Metadata", classes="score--label")
-            yield Static(Content(json.dumps(score.metadata, indent=2, ensure_ascii=False, default=str)), classes="score--text")
+            metadata = json.dumps(score.metadata, indent=2, ensure_ascii=False, default=str)
+            yield Static(Content(clipped(metadata, METADATA_CHARS)), classes="score--text")
         yield Static(f"History ({len(score.edits)} entr{'y' if len(score.edits) == 1 else 'ies'})", classes="score--label")
         if not score.edits:
             yield Static("no edits", classes="score--muted")
@@ -110,14 +114,14 @@ def history_line(edit: Any) -> Content:
     when = (edit.timestamp or "")[:16].replace("T", " ")
     parts: list[str | tuple[str, str]] = [
         (f"#{edit.seq} ", "$text-muted"), (value_text(edit.value), "bold"),
-        " · original value" if original else f" · {edit.author or 'unknown author'}",
+        " · original value" if original else f" · {printable(edit.author or 'unknown author')}",
     ]  # fmt: skip
     if when:
         parts.append((f" · {when}", "$text-muted"))
     if edit.edit_reason:
-        parts.append(f" · “{edit.edit_reason}”")
+        parts.append(f" · “{printable(edit.edit_reason)}”")
     if edit.explanation and not original:
-        parts.append((f" · explanation: {edit.explanation}", "$text-muted"))
+        parts.append((f" · explanation: {printable(edit.explanation)}", "$text-muted"))
     if not original:
         parts.append((" · edited in evtui" if edit.origin == "evtui" else " · edit recorded in the log", "$text-muted"))
     return Content.assemble(*parts)
