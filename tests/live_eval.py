@@ -53,7 +53,8 @@ def wait_until(predicate: Callable[[], T], what: str, timeout: float = 60.0, pro
         if value:
             return value
         if proc is not None and proc.poll() is not None and proc.returncode != 0:
-            output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            output = proc.stdout.read() if proc.stdout else ""
+            output = output.decode(errors="replace") if isinstance(output, bytes) else output
             raise AssertionError(f"eval process failed ({proc.returncode}) while waiting for {what}:\n{output}")
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")

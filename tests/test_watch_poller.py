@@ -245,3 +245,35 @@ def test_a_killed_eval_is_not_shown_as_running(tmp_path):
     finally:
         watcher.stop()
         stop(proc)
+
+
+# -- evtui watch (headless) ------------------------------------------------------------------
+
+
+def test_evtui_watch_prints_runs_as_they_arrive_and_stops_on_ctrl_c(run_dir):
+    import queue
+    import signal
+    import subprocess
+    import sys
+
+    shutil.copy(QA_EVAL, run_dir / "first.eval")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evtui", "watch", str(run_dir), "--interval", "0.05", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    try:
+        assert proc.stderr.readline().startswith("watching ")  # indexed; now polling
+        shutil.copy(QA_EVAL, run_dir / "second.eval")
+        event = wait_until(lambda: None if lines.empty() else json.loads(lines.get()), "a change printed", proc=proc)
+        assert (event["event"], Path(event["path"]).name, event["status"]) == ("new", "second.eval", "success")
+        (run_dir / "first.eval").unlink()
+        event = wait_until(lambda: None if lines.empty() else json.loads(lines.get()), "the removal", proc=proc)
+        assert (event["event"], Path(event["path"]).name) == ("missing", "first.eval")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,126 @@
+"""`evtui watch RUN_DIR [--db FILE] [--interval S] [--json]`: keep the index in step, print changes.
+
+Indexes RUN_DIR once, then polls it (evtui.watch.RunDirWatcher) until Ctrl-C, printing one line
+per change: runs indexed or updated, live Inspect runs (samples in flight, running metrics, a
+writer that died), files that failed or went missing. `--json` prints one JSON object per line.
+Exit status 0 after Ctrl-C, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from datetime import datetime
+from pathlib import Path
+
+from evtui.store.ingest import ingest_paths
+from evtui.store.location import default_index_path
+from evtui.watch.poller import LiveUpdate, RunDirWatcher, WatchChange
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="directory of run logs (or one run file)")
+    parser.add_argument("--db", type=Path, metavar="FILE", help="the index (default: RUN_DIR/.evtui/index.db)")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="S", help="seconds between looks (default: 1)"
+    )
+    parser.add_argument("--json", action="store_true", help="print each change as one JSON object per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.run_dir.exists():
+        print(f"evtui watch: {args.run_dir}: no such file or directory", file=sys.stderr)
+        return 2
+    if args.interval <= 0:
+        print("evtui watch: --interval must be positive", file=sys.stderr)
+        return 2
+    source = args.run_dir.resolve()
+    db_path = args.db or default_index_path(source)
+    base = source if source.is_dir() else source.parent
+    emit = _json_line if args.json else _text_line
+    try:
+        report = ingest_paths(db_path, [source])
+    except (OSError, RuntimeError) as exc:
+        print(f"evtui watch: {db_path}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    # On stderr: it says when watching starts without mixing into the changes (--json parses them).
+    print(f"watching {source} ({len(report.files)} runs indexed, {len(report.failures)} failed); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+
+    def on_change(change: WatchChange) -> None:
+        for line in emit(change, base):
+            print(line, flush=True)
+
+    stop = threading.Event()
+    watcher = RunDirWatcher(source, db_path, on_change, interval=args.interval)
+    try:
+        watcher.run(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+def _rel(path: str, base: Path) -> str:
+    try:
+        return str(Path(path).relative_to(base))
+    except ValueError:
+        return path
+
+
+def _now() -> str:
+    return datetime.now().strftime("%H:%M:%S")
+
+
+def _text_line(change: WatchChange, base: Path) -> list[str]:
+    now = _now()
+    lines = [
+        f"{now}  {f.change:8} {f.status:9} {f.samples:>6} samples  {f.task or '-'}  {f.model or '-'}  "
+        f"{_rel(f.path, base)}"
+        for f in change.ingested
+    ]
+    lines += [f"{now}  {'live':8} {_live_text(update)}  {_rel(update.path, base)}" for update in change.live]
+    lines += [f"{now}  {'missing':8} {_rel(path, base)} (file gone; its data is kept)" for path in change.missing]
+    lines += [f"{now}  {'FAILED':8} {failure.error}" for failure in change.failures]
+    if change.error:
+        lines.append(f"{now}  {'error':8} {change.error} (retrying)")
+    return lines
+
+
+def _live_text(update: LiveUpdate) -> str:
+    buffer = update.buffer
+    if buffer is None:
+        return "no longer live"
+    if not buffer.process_alive:
+        return f"writer gone (pid {buffer.pid}): {buffer.running} samples were in flight"
+    metrics = ", ".join(f"{m.name} {m.value:.3g}" for m in buffer.metrics if m.value is not None)
+    text = f"{buffer.running} running, {buffer.completed_unflushed} completed not yet flushed"
+    return f"{text}; {metrics}" if metrics else text
+
+
+def _json_line(change: WatchChange, base: Path) -> list[str]:
+    objects: list[dict] = [
+        {"event": f.change, "path": f.path, "format": f.format, "status": f.status, "task": f.task,
+         "model": f.model, "samples": f.samples}
+        for f in change.ingested
+    ]
+    for update in change.live:
+        buffer = update.buffer
+        entry: dict = {"event": "live", "path": update.path, "run_id": update.run_id, "live": buffer is not None}
+        if buffer is not None:
+            entry |= {
+                "process_alive": buffer.process_alive,
+                "pid": buffer.pid,
+                "running": buffer.running,
+                "completed_unflushed": buffer.completed_unflushed,
+                "metrics": [{"scorer": m.scorer, "name": m.name, "value": m.value} for m in buffer.metrics],
+            }
+        objects.append(entry)
+    objects += [{"event": "missing", "path": path} for path in change.missing]
+    objects += [{"event": "failed", "path": f.path, "error": f.error} for f in change.failures]
+    if change.error:
+        objects.append({"event": "error", "error": change.error})
+    return [json.dumps(obj) for obj in objects]
