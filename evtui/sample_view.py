@@ -107,6 +107,7 @@ class SampleView:
     previous_rowid: int | None
     next_rowid: int | None
     ordering: SampleOrdering = field(default_factory=SampleOrdering)
+    file_record: dict[str, Any] | None = None  # the sample's raw record, for formats other than Inspect
 
 
 _ORIGIN = {"log": "recorded", "job": "job", "human": "human"}
@@ -132,12 +133,14 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
     finally:
         db.conn.close()
     detail, note = _read_detail(run.row.format, run.row.path, run.row.missing, sample.detail_ref)
-    if detail is not None and _is_message_list(detail.get("messages")):
+    file_record = None
+    if detail is not None and _is_message_list(detail.get("messages")):  # Inspect: full messages and events
         messages = _messages(detail["messages"], detail.get("events") or [])
         events = _events(detail.get("events") or [])
     else:
-        if detail is not None and note is None:
-            note = "the run file has no transcript for this sample; showing the messages stored in the index"
+        # Other formats: the reader's normalised messages (read from this same file) are the
+        # transcript, and the file's own record is shown as it is.
+        file_record = detail
         messages = _messages(sample.messages, [])
         events = []
     error = detail.get("error") if detail is not None else None
@@ -145,6 +148,7 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
     return SampleView(
         sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores, scorers),
         epochs, messages, events, note is None, note, traceback or None, previous_rowid, next_rowid, ordering,
+        file_record,
     )  # fmt: skip
 
 
@@ -181,7 +185,7 @@ def _neighbours(db: Any, sample: SampleDetail, ordering: SampleOrdering) -> tupl
 def _read_detail(fmt: str, path: str, missing: bool, detail_ref: str | None) -> tuple[dict | None, str | None]:
     """The full sample from the run file, or None and the reason it could not be read."""
     if not detail_ref:
-        return None, "the run file keeps no per-sample detail; showing the messages stored in the index"
+        return None, "the index has no pointer into the run file for this sample; showing the messages stored in the index"
     if missing or not Path(path).exists():
         return None, f"the run file is missing ({path}); showing the messages stored in the index"
     try:

@@ -163,3 +163,19 @@ def test_the_sample_view_facade_and_score_edits_import_without_textual():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_other_formats_show_the_readers_messages_and_the_files_record(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(INSPECT.parent / "ag2", logs / "ag2")
+    db_path = tmp_path / "index.db"
+    ingest_paths(db_path, [logs])
+    db = connect(db_path)
+    rowid_ = db.execute("SELECT id FROM samples WHERE sample_id = 'paris' AND epoch = 1").fetchone()[0]
+    db.conn.close()
+    view = load_sample_view(db_path, rowid_)
+    assert view.transcript_from_file and view.transcript_note is None
+    assert [m.role for m in view.messages] == ["user", "assistant", "tool", "assistant"]
+    assert view.messages[1].tool_calls[0].function == "get_weather"
+    assert view.file_record["task_id"] == "paris#1"
+    assert view.file_record["reference_outputs"] == {"city": "Paris", "answer": "sunny"}

@@ -168,6 +168,8 @@ class SampleScreen(Screen[None]):
             "transcript": "read from the run file" if view.transcript_from_file else view.transcript_note,
             "detail": sample.detail_ref,
         }
+        if view.file_record is not None:
+            metadata["record in the run file"] = view.file_record
         panes = [
             TabPane("Overview", SampleOverview(view, id="overview-pane"), id="overview"),
             TabPane(f"Transcript ({len(view.messages)})", Lazy(Transcript(view.messages, view.transcript_note, id="transcript-pane")), id="transcript"),
