@@ -346,6 +346,17 @@ def test_json_general_path_gives_the_same_records(name: str, tmp_path: Path) -> 
     assert (str(detail["id"]), detail["epoch"]) == (last.sample_id, last.epoch)
 
 
+def test_json_general_path_restores_nan_in_every_record_field(tmp_path: Path) -> None:
+    document = json.loads((DATA / "qa_match.json").read_text())
+    document["samples"][0]["messages"][0]["metadata"] = {"temperature": NAN}
+    document["samples"][0]["metadata"]["weight"] = float("inf")
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(document))  # compact: the ijson path
+    _, samples = read_all(path)
+    assert math.isnan(samples[0].messages[0]["metadata"]["temperature"])
+    assert samples[0].metadata["weight"] == float("inf")
+
+
 def test_json_log_without_samples(tmp_path: Path) -> None:
     document = json.loads((DATA / "qa_match.json").read_text())
     del document["samples"], document["reductions"]

@@ -43,8 +43,10 @@ _SAMPLE_END_LAST = _SAMPLE_END + b"\n  ]"
 _SEPARATORS = re.compile(rb"[\s,]*")
 _HEADER_SCAN_LIMIT = 256 << 20  # a header bigger than this is read by the ijson path
 _CHUNK = 4 << 20
-# Sample fields a SampleRecord reads that may hold NaN (ijson path: see json_stream).
-_RECORD_NUMBER_FIELDS = ("scores", "metadata", "model_usage", "total_time", "working_time", "target")
+# Every sample field a SampleRecord reads (ijson path: NaN sentinels are restored in these; the
+# events, attachments and pools are left for load_sample_detail, which restores everything).
+_RECORD_FIELDS = ("input", "target", "choices", "messages", "output", "scores", "metadata",
+                         "model_usage", "total_time", "working_time", "error", "limit")
 _DETAIL_REF = re.compile(r"^samples\[(\d+)\](?:@(\d+)\+(\d+))?(?: id=(.*) epoch=(\d+))?$")
 
 
@@ -231,7 +233,7 @@ def _ijson_samples(path: Path, handle: BinaryIO, *, full: bool = False) -> Itera
                 if full:
                     sample = restore_specials(sample)
                 else:
-                    restore_fields(sample, _RECORD_NUMBER_FIELDS)
+                    restore_fields(sample, _RECORD_FIELDS)
             sample_id, epoch = _sample_key(sample)
             yield f"samples[{index}] id={sample_id} epoch={epoch}", sample
     except ijson.JSONError as exc:
