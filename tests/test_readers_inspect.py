@@ -21,7 +21,8 @@ from inspect_ai.log import read_eval_log
 
 from evtui.readers import inspect_eval, inspect_json
 from evtui.readers.base import ReaderError
-from evtui.readers.inspect_common import FileChangedError, loads_json, loads_sample_for_record, message_text
+from evtui.readers.inspect_common import message_text
+from evtui.readers.inspect_io import FileChangedError, loads_json, loads_sample_for_record
 from evtui.readers.json_stream import NanTolerantStream, restore_specials
 
 DATA = Path(__file__).parent / "data" / "inspect"

@@ -3,7 +3,9 @@
 The archive is opened once and read member by member from that one file handle: Inspect
 replaces the whole file atomically on every flush, so an open handle keeps seeing one
 consistent version. When the read ends the path is checked against the handle
-(`check_same_file`): replaced → a warning, rewritten in place → an error. `zipfile` cannot decompress zstd (method 93) before Python 3.14 and is slow to list 100k
+(`check_same_file`): replaced → a warning, rewritten in place → an error.
+
+`zipfile` cannot decompress zstd (method 93) before Python 3.14 and is slow to list 100k
 members, so the central directory is read by `zip_directory` and members are decompressed
 with `zstandard` / `zlib` directly.
 """
@@ -20,14 +22,8 @@ from typing import Any, BinaryIO
 import zstandard
 
 from evtui.readers.base import ReaderError, RunRead
-from evtui.readers.inspect_common import (
-    check_same_file,
-    expand_sample_detail,
-    loads_json,
-    loads_sample_for_record,
-    run_record,
-    sample_record,
-)
+from evtui.readers.inspect_common import run_record, sample_record
+from evtui.readers.inspect_io import check_same_file, expand_sample_detail, loads_json, loads_sample_for_record
 from evtui.readers.zip_directory import ZipDirectoryError, ZipMember, read_members
 from evtui.records import SampleRecord
 

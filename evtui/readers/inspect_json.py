@@ -20,14 +20,8 @@ from typing import Any, BinaryIO
 import ijson
 
 from evtui.readers.base import ReaderError, RunRead
-from evtui.readers.inspect_common import (
-    check_same_file,
-    expand_sample_detail,
-    loads_json,
-    loads_sample_for_record,
-    run_record,
-    sample_record,
-)
+from evtui.readers.inspect_common import run_record, sample_record
+from evtui.readers.inspect_io import check_same_file, expand_sample_detail, loads_json, loads_sample_for_record
 from evtui.readers.json_stream import NanTolerantStream, restore_fields, restore_specials
 from evtui.records import SampleRecord
 
