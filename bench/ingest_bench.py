@@ -11,7 +11,9 @@ too (less sensitive to other load than wall time).
   * evtui  — `python -m evtui ingest LOG --db fresh.db`
   * peer   — `inspect_ai.log.read_eval_log(LOG)` with all samples
   * floor  — decompress + JSON-parse every sample + a bare sqlite3 executemany of the same rows
-             (no models, no indexes, no FTS)
+             (no models, no indexes, no FTS). For .json the floor streams with ijson (the
+             general way); evtui's reader cuts samples out of Inspect's indent=2 layout and
+             parses each with orjson, which is why it beats this floor.
 
 Targets: 100k .eval ingest ≥10x faster than the peer and within 2x of the floor; peak RSS under
 1 GB for a 1.2 GB .json log (skipped with --quick); list_runs on a 1M-sample index < 1 s.
@@ -363,8 +365,11 @@ def report_ingest(log: Path, *, peer: bool = True) -> list[tuple[str, bool]]:
     if peer:
         other = results["peer read_eval_log"]
         vs_peer = (other["wall"] / evtui["wall"], other["cpu"] / evtui["cpu"])
-        print(f"  peer / evtui  = {vs_peer[0]:5.1f}x wall, {vs_peer[1]:5.1f}x cpu   (target >= 10x)")
-        checks.append((f"{log.name}: >= 10x faster than the peer (cpu)", vs_peer[1] >= 10))
+        if log.suffix == ".eval":  # the target is set for .eval; .json is shown for reference
+            print(f"  peer / evtui  = {vs_peer[0]:5.1f}x wall, {vs_peer[1]:5.1f}x cpu   (target >= 10x)")
+            checks.append((f"{log.name}: >= 10x faster than the peer (cpu)", vs_peer[1] >= 10))
+        else:
+            print(f"  peer / evtui  = {vs_peer[0]:5.1f}x wall, {vs_peer[1]:5.1f}x cpu")
     vs_floor = (evtui["wall"] / floor["wall"], evtui["cpu"] / floor["cpu"])
     print(f"  evtui / floor = {vs_floor[0]:5.2f}x wall, {vs_floor[1]:5.2f}x cpu   (target <= 2x)")
     checks.append((f"{log.name}: within 2x of the floor (cpu)", vs_floor[1] <= 2))
