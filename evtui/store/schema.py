@@ -236,3 +236,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def rebuild_search_index(db: sqlite_utils.Database | sqlite3.Connection) -> None:
+    """Rebuild samples_fts from the samples table.
+
+    Sample inserts have no FTS trigger (ingest adds FTS rows in bulk); code that inserts samples
+    with its own SQL (synthetic indexes in tests and benchmarks) calls this afterwards, or
+    search finds nothing and later deletes of those rows upset the FTS index.
+    """
+    getattr(db, "conn", db).execute("INSERT INTO samples_fts(samples_fts) VALUES ('rebuild')")
