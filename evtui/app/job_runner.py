@@ -1,17 +1,22 @@
-"""The app's scoring queue: jobs run one after another in a thread worker, with coalesced progress.
+"""The app's scoring queue: jobs run one after another, each in a child process, with coalesced progress.
 
     runner = JobRunner.of(app)
     runner.submit(config, run_ids)      # a job row is created ('queued'), then scored in turn
     runner.cancel(job_id)               # between batches; scores already made stay in the index
 
-Every job is a row in the index before it runs, so a job interrupted by quitting (left 'running'
-or 'queued') is picked up again by `resume_interrupted` on the next start. Messages go to every
+A thread worker starts each job's process and relays what it reports; the process keeps the
+scoring's CPU (and GIL) away from the UI. Every job is a row in the index before it runs, so a
+job interrupted by quitting (left 'running' or 'queued') is picked up again by
+`resume_interrupted` on the next start. Messages go to every
 screen on the stack: JobProgressed (coalesced: only the newest per job is kept), JobsChanged,
 JobFinished and ScoresChanged (the runs whose evtui-computed results changed).
 """
 
 from __future__ import annotations
 
+import os
+import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -76,16 +81,6 @@ class QueuedJob:
     name: str
     run_ids: list[int]
     cancel: threading.Event = field(default_factory=threading.Event)
-
-
-class _CancelSignal:
-    """Set when the user cancels this job or the app stops the worker (quitting)."""
-
-    def __init__(self, job: threading.Event, worker: Worker[Any]) -> None:
-        self.job, self.worker = job, worker
-
-    def is_set(self) -> bool:
-        return self.job.is_set() or self.worker.is_cancelled
 
 
 def job_label(name: str | None, job_id: int) -> str:
@@ -224,31 +219,52 @@ class JobRunner:
             self._post(JobsChanged())
 
     def _run_one(self, item: QueuedJob, worker: Worker[Any]) -> None:
-        from evtui.scoring.engine import resume_job
+        """Score one job in a child process and relay its progress; quitting stops the child at once."""
+        import multiprocessing
 
         last_post = 0.0
-
-        def on_progress(progress: JobProgress) -> None:
-            nonlocal last_post
-            self.progress[item.job_id] = progress
-            now = time.monotonic()
-            if progress.status == "running" and now - last_post < PROGRESS_INTERVAL_S:
-                return  # throttled at the source; JobProgressed also coalesces in the queue
-            last_post = now
-            self._post(JobProgressed(progress))
-
-        status, done, total, errors, text = "failed", 0, 0, 0, None
-        try:
-            result = resume_job(self.db_path, item.job_id, on_progress=on_progress, cancel=_CancelSignal(item.cancel, worker))
-            status, done, total, errors = result.status, result.done, result.total, result.errors
-            text = next(iter(result.first_errors.values()), None)
-        except Exception as error:  # a bad plugin or spec: the job fails, the queue goes on
-            text = f"{type(error).__name__}: {error}"
+        context = multiprocessing.get_context("spawn")  # never fork a process that runs threads
+        _ensure_resource_tracker()
+        updates = context.Queue()
+        cancel = context.Event()
+        child = context.Process(
+            target=score_in_child, args=(str(self.db_path), item.job_id, updates, cancel),
+            name=f"evtui-job-{item.job_id}", daemon=True,
+        )
+        child.start()
+        outcome: tuple[Any, ...] | None = None
+        while outcome is None:
+            if worker.is_cancelled:
+                # Quitting: committed batches are kept; the job stays 'running' and resumes on the next start.
+                child.terminate()
+                child.join(5)
+                return
+            if item.cancel.is_set():
+                cancel.set()
+            try:
+                update = updates.get(timeout=0.1)
+            except queue.Empty:
+                if not child.is_alive() and updates.empty():
+                    outcome = ("error", f"the scoring process stopped (exit code {child.exitcode})")
+                continue
+            if isinstance(update, JobProgress):
+                self.progress[item.job_id] = update
+                now = time.monotonic()
+                # Throttled at the source as well; JobProgressed also coalesces in each queue.
+                if update.status != "running" or now - last_post >= PROGRESS_INTERVAL_S:
+                    last_post = now
+                    self._post(JobProgressed(update))
+            else:
+                outcome = update
+        child.join(5)
+        if outcome[0] == "error":
             _set_status(self.db_path, item.job_id, "failed")
-        if worker.is_cancelled and not item.cancel.is_set():
-            # Quitting, not the user's cancel: leave it to be resumed on the next start.
-            _set_status(self.db_path, item.job_id, "queued")
-            return
+            status, done, total, errors, text = "failed", 0, 0, 0, outcome[1]
+            last = self.progress.get(item.job_id)
+            if last is not None:
+                done, total, errors = last.done, last.total, last.errors
+        else:
+            _, status, done, total, errors, text = outcome
         self._post(JobFinished(item.job_id, status, done, total, errors, item.run_ids, text))
         if done:
             self._post(ScoresChanged(item.run_ids))
@@ -266,6 +282,45 @@ def _copy(message: Message) -> Message:
     if is_dataclass(message):
         return type(message)(**{f.name: getattr(message, f.name) for f in fields(message)})
     return message
+
+
+def score_in_child(db_path: str, job_id: int, updates: Any, cancel: Any) -> None:
+    """The child process: run stored job `job_id`, sending JobProgress and then the outcome to `updates`.
+
+    A process of its own so a 100k-sample job never holds the UI's GIL (a thread did: 300 ms frames).
+    Plugin files come from the job's configuration, as for `evtui score`.
+    """
+    _quiet_output()  # the parent's terminal belongs to the TUI
+    from evtui.scoring.engine import resume_job
+
+    try:
+        result = resume_job(db_path, job_id, on_progress=updates.put, cancel=cancel)
+    except BaseException as error:  # reported to the app; the job row says 'failed'
+        updates.put(("error", f"{type(error).__name__}: {error}"))
+        return
+    first_error = next(iter(result.first_errors.values()), None)
+    updates.put(("result", result.status, result.done, result.total, result.errors, first_error))
+
+
+def _ensure_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with a real stderr (Textual's stand-in has fileno -1)."""
+    from multiprocessing import resource_tracker
+
+    saved = sys.stderr
+    with open(os.devnull, "w") as quiet:
+        sys.stderr = quiet
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
+
+
+def _quiet_output() -> None:
+    """Send the child's stdout and stderr (Python's and the file descriptors) to /dev/null."""
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    for descriptor in (1, 2):
+        os.dup2(quiet, descriptor)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
 
 
 def _set_status(db_path: Path, job_id: int, status: str) -> None:

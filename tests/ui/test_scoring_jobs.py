@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -25,40 +24,50 @@ from evtui.store.location import default_index_path
 
 SIZE = (140, 45)
 GATED_PLUGIN = '''
-    """A scorer that scores two samples, then waits for the test's gate on each of the others."""
+    """A scorer that scores two samples, then waits for the test's gate (a file) on each of the others."""
     import asyncio
-    import threading
+    from pathlib import Path
 
     from evtui.scoring import CORRECT, Score, accuracy, scorer
 
-    gate = threading.Event()
+    GATE = Path(GATE_PATH)
     calls = 0
 
 
     @scorer(metrics=[accuracy()])
     def gated():
-        """C for every sample; from the third on, only once the gate opens."""
+        """C for every sample; from the third on, only once the gate file exists."""
 
         async def score(state, target):
             global calls
             calls += 1
-            if calls > 2:
-                await asyncio.to_thread(gate.wait, 60)
+            while calls > 2 and not GATE.exists():
+                await asyncio.sleep(0.02)
             return Score(value=CORRECT)
 
         return score
 '''
 
 
+class Gate:
+    """Opens the gated scorer's gate, in whichever process it scores."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def set(self) -> None:
+        self.path.touch()
+
+
 @pytest.fixture
-def gated(tmp_path) -> tuple[str, threading.Event]:
+def gated(tmp_path) -> tuple[str, Gate]:
     """A plugin file with the `gated` scorer, and its gate."""
+    gate = Gate(tmp_path / "gate-open")
     path = tmp_path / "gated_plugin.py"
-    path.write_text(textwrap.dedent(GATED_PLUGIN))
-    load_plugin(path)
-    module = next(m for name, m in sys.modules.items() if name.startswith("evtui_plugin_gated_plugin") and m.__file__ == str(path))
-    yield str(path), module.gate
-    module.gate.set()  # never leave a worker thread waiting
+    path.write_text(textwrap.dedent(GATED_PLUGIN).replace("GATE_PATH", repr(str(gate.path))))
+    load_plugin(path)  # registered here too, so the dialog and specs know it
+    yield str(path), gate
+    gate.set()  # never leave a scoring process waiting
 
 
 def gated_config(plugin: str, **extra) -> ScoringJobConfig:
@@ -170,13 +179,9 @@ async def test_a_job_interrupted_by_quitting_resumes_on_the_next_start(run_dir, 
         job_id = runner.current.job_id
         await wait_until(pilot, lambda: job_row(app.db_path, job_id)["done"] >= 2, "the first batch")
         await pilot.press("q")
-    gate.set()  # the batch in flight ends; the stopped worker then leaves the job to be resumed
-    for _ in range(1000):
-        if job_row(app.db_path, job_id)["status"] == "queued":
-            break
-        await asyncio.sleep(0.02)
     interrupted = job_row(app.db_path, job_id)
-    assert interrupted["status"] == "queued" and 2 <= interrupted["done"] < 12  # kept, waiting to resume
+    assert interrupted["status"] == "running" and 2 <= interrupted["done"] < 12  # kept, left to resume
+    gate.set()
 
     again = make_app(run_dir)
     async with again.run_test(size=SIZE) as pilot:
