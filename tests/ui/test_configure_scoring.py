@@ -159,3 +159,30 @@ async def test_a_saved_configuration_loads_back_and_runs_headless(run_dir):
     [run] = json.loads(done.stdout)["runs"]
     scored = {result["scorer"]: result["scored"] for result in run["results"]}
     assert scored == {"match": 5, "includes": 5}
+
+
+async def test_marked_runs_are_scored_together_and_plugins_are_listed_with_descriptions(run_dir):
+    from evtui.scoring.plugins import load_plugin
+
+    load_plugin(Path(__file__).resolve().parents[1] / "data" / "plugins" / "inspect_custom.py")
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        runs_screen = app.screen
+        table = runs_screen.query_one("#runs-table", BoundedTable)
+        wanted = {run.id for run in runs_screen.runs if Path(run.path).name in ("qa_match.eval", "mc_epochs.eval")}
+        for index, run in enumerate(runs_screen.runs):
+            if run.id in wanted:
+                table.move_cursor(row=index)
+                await pilot.press("space")
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfigureScoringDialog)
+        assert set(dialog.run_ids) == wanted and "2 runs" in str(dialog.query_one("#scoring-title").render())
+
+        await type_text(pilot, "ends with")  # words of the description find it too
+        picker = dialog.query_one("#picker-list")
+        assert [picker.get_option_at_index(i).id for i in range(picker.option_count)] == ["ends_with_target"]
+        prompt = str(picker.get_option_at_index(0).prompt)
+        assert "plugin file" in prompt and "C when the completion ends with" in prompt  # cut to the column

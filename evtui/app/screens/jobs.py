@@ -9,6 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
@@ -68,7 +69,13 @@ class JobsScreen(Screen[None]):
 
     @on(JobProgressed)
     def _on_progress(self, message: JobProgressed) -> None:
-        self._show_progress(message.progress)
+        progress = message.progress
+        self._show_progress(progress)
+        row = next((index for index, job in enumerate(self.jobs) if job["id"] == progress.job_id), None)
+        if row is not None:  # the Scored and Errors cells follow the job between reloads
+            table = self.query_one(BoundedTable)
+            table.update_cell_at(Coordinate(row, COLUMNS.index("Scored")), Content(f"{progress.done:,}/{progress.total:,}"))
+            table.update_cell_at(Coordinate(row, COLUMNS.index("Errors")), Content(str(progress.errors)))
 
     @on(JobFinished)
     def _on_finished(self, message: JobFinished) -> None:
@@ -127,12 +134,16 @@ def job_cells(job: dict[str, Any], runner: JobRunner) -> tuple[Any, ...]:
         status = "queued"
     config = job["config"] or {}
     scorers = ", ".join(config.get("scorers") or []) or "(recorded)"
+    done, total, errors = job["done"] or 0, job["total"] or 0, job["errors"] or 0
+    live = runner.progress.get(job["id"])
+    if status == "running" and live is not None:  # the stored row is written once a batch
+        done, total, errors = live.done, live.total, live.errors
     return (
         str(job["id"]),
         job["name"] or "–",
         Content.styled(status, STATUS_STYLE.get(status, "")),
-        f"{job['done'] or 0:,}/{job['total'] or 0:,}",
-        str(job["errors"] or 0),
+        f"{done:,}/{total:,}",
+        str(errors),
         scorers[:50],
         str(len(config.get("run_ids") or [])),
         (job["updated"] or "")[:19],

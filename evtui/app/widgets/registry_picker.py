@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -69,13 +69,27 @@ class RegistryPicker(Vertical):
     def on_mount(self) -> None:
         self.set_kind(self.kind)
 
+    @dataclass
+    class _Loaded(Message):
+        kind: Kind
+        entries: list[RegistryEntry]
+
     def set_kind(self, kind: Kind) -> None:
         """Show the registry entries of `kind` (built-ins and plugins loaded so far)."""
         self.kind = kind
-        self._entries = entries(kind)
-        search = self.query_one("#picker-search", Input)
-        search.placeholder = f"search {kind}s…"
-        self._fill(search.value)
+        self.query_one("#picker-search", Input).placeholder = f"search {kind}s…"
+        self.load_entries(kind)
+
+    @work(thread=True, exclusive=True, group="registry-picker", exit_on_error=False)
+    def load_entries(self, kind: Kind) -> None:
+        """The first lookup imports every built-in module (~0.5 s): not on the UI thread."""
+        self.post_message(self._Loaded(kind, entries(kind)))
+
+    @on(_Loaded)
+    def _on_loaded(self, message: _Loaded) -> None:
+        if message.kind == self.kind:
+            self._entries = message.entries
+            self._fill(self.query_one("#picker-search", Input).value)
 
     def _fill(self, query: str) -> None:
         options = self.query_one("#picker-list", OptionList)
