@@ -146,11 +146,14 @@ class RunsScreen(Screen[None]):
         self.load_runs()
 
     def action_configure_scoring(self) -> None:
-        """Score the selected run (marked runs, once the list has marks)."""
+        """Score the marked runs, or the run under the cursor when none is marked."""
         from evtui.app.dialogs.configure_scoring import open_configure_scoring
 
-        run_id = self._selected_run_id()
-        open_configure_scoring(self.app, [run_id] if run_id is not None else [])
+        run_ids = [run.id for run in self.runs if run.id in self.marked]
+        if not run_ids:
+            run_id = self._selected_run_id()
+            run_ids = [run_id] if run_id is not None else []
+        open_configure_scoring(self.app, run_ids)
 
 
 def run_cells(run: Any, marked: bool = False) -> tuple[Any, ...]:
