@@ -9,6 +9,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
@@ -239,3 +240,47 @@ class EvtuiApp(App[None]):
         target = DEFAULT_LIGHT_THEME if self.current_theme.dark else DEFAULT_DARK_THEME
         if target in self.available_themes:
             self.theme = target
+
+    # -- live runs: after the first indexing, keep the index in step with the run paths ---------
+
+    class WatchChanged(Message):
+        """The run-path watcher changed the index (or could not, saying why in `error`)."""
+
+        def __init__(self, error: str | None = None, failures_changed: bool = False) -> None:
+            super().__init__()
+            self.error = error
+            self.failures_changed = failures_changed
+
+        def can_replace(self, message: Message) -> bool:
+            # Refreshes coalesce; one carrying an error or a failed file is kept.
+            return isinstance(message, EvtuiApp.WatchChanged) and not (message.error or message.failures_changed)
+
+    _watching = False
+
+    @on(IngestFinished)
+    def _start_watching(self, message: IngestFinished) -> None:
+        if self.ingest_paths and not self._watching:
+            self._watching = True
+            self.watch_run_paths()
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False, description="Watching runs")
+    def watch_run_paths(self) -> None:
+        """Poll the run paths until the app exits (evtui.watch): new, changed, removed and live runs."""
+        from textual.worker import get_current_worker
+
+        from evtui.watch.poller import RunDirWatcher
+
+        worker = get_current_worker()
+
+        def on_change(change) -> None:
+            self.post_message(self.WatchChanged(change.error, bool(change.failures or change.missing)))
+
+        RunDirWatcher(self.ingest_paths, self.db_path, on_change).run(worker.cancelled_event)
+
+    @on(WatchChanged)
+    def _on_watch_changed(self, message: WatchChanged) -> None:
+        if message.error:
+            self.notify(f"Watching runs: {message.error}", title="Watch", severity="warning", markup=False)
+        if message.failures_changed:
+            self.load_failure_count()
+        self._notify_index_changed()
