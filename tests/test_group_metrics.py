@@ -126,3 +126,22 @@ def test_groups_of_an_evtui_job_use_the_job_metrics(index, tmp_path):
     assert values(table.groups[0].results) == pytest.approx(job_results)
     assert {key[2] for key in job_results} == {"mean"}
     assert all(values(g.results).keys() == job_results.keys() for g in table.groups[1:])
+
+
+def test_groups_arrive_one_by_one_after_their_sizes(index):
+    from evtui.scoring.group_metrics import iter_group_table
+
+    db_path, ids, _ = index
+    items = list(iter_group_table(db_path, ids["qa_match.eval"], Grouping("metadata", "category")))
+    skeleton, *done = items
+    assert [g.label for g in skeleton.groups] == [ALL_GROUP, "geo", "math"]
+    assert all(g.pending and not g.results for g in skeleton.groups)
+    assert [position for position, _ in done] == [1, 2, 0]  # the whole run last
+    assert all(not result.pending and result.results for _, result in done)
+
+
+def test_only_the_largest_groups_are_computed(index):
+    db_path, ids, _ = index
+    table = group_table(db_path, ids["qa_match.eval"], Grouping("metadata", "key"), max_groups=5)
+    assert len(table.groups) == 1 + 5 and table.hidden == 12 - 5
+    assert table.groups[0].rows == 12  # the whole run still counts every sample

@@ -10,18 +10,22 @@ No Textual here: the groups screen calls `group_table` from a worker thread.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from evtui.records import ResultRecord
 from evtui.scoring.values import SampleScore, Score
 
-__all__ = ["GroupResult", "GroupTable", "results_for_rows", "group_results", "group_table", "ALL_GROUP"]
+__all__ = ["GroupResult", "GroupTable", "results_for_rows", "iter_group_table", "group_table", "ALL_GROUP", "MAX_GROUPS"]
 
 ALL_GROUP = "(all)"
+# Metrics are computed for at most this many groups (the largest): grouping a big run by sample
+# id would otherwise run the pipeline once per sample, and the table is a bounded DataTable.
+MAX_GROUPS = 500
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class GroupResult:
     results: tuple[ResultRecord, ...]
     error: str | None = None
     is_all: bool = False
+    pending: bool = False  # not computed yet (iter_group_table yields it later)
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class GroupTable:
     groupings: tuple[Any, ...]  # every grouping the run offers
     groups: tuple[GroupResult, ...]  # the whole run first, then each group
     method: str  # how the metrics were computed, in words
+    hidden: int = 0  # smaller groups left out (beyond the largest MAX_GROUPS)
 
 
 def _sample_score(row: Mapping[str, Any], *, declared: bool = True) -> SampleScore:
@@ -157,28 +163,6 @@ def _job_results(rows: Sequence[Mapping[str, Any]], run: Mapping[str, Any], job_
     return run_results_for(plan, [dict(row) for row in rows])
 
 
-def group_results(
-    rows: Sequence[Mapping[str, Any]],
-    sizes: Sequence[Any],
-    run: Mapping[str, Any],
-    job_config: Mapping[str, Any] | None = None,
-    *,
-    totals: tuple[int, int] | None = None,
-) -> list[GroupResult]:
-    """The whole run's metrics, then each group's.
-
-    rows carry `group`; `sizes` are the store's GroupSizes (they also name groups whose samples
-    have no scores); `totals` the run's (distinct samples, sample rows) for the whole-run line."""
-    by_group: dict[Any, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        by_group.setdefault(row["group"], []).append(row)
-    samples, count = totals if totals is not None else (len({row["sample_id"] for row in rows}), sum(size.rows for size in sizes))
-    out = [_one(None, ALL_GROUP, samples, count, rows, run, job_config, is_all=True)]
-    for size in sizes:
-        out.append(_one(size.value, size.label, size.samples, size.rows, by_group.get(size.value, []), run, job_config))
-    return out
-
-
 def _one(value, label, samples, count, rows, run, job_config, *, is_all: bool = False) -> GroupResult:
     try:
         results = tuple(results_for_rows(rows, run, job_config))
@@ -188,9 +172,19 @@ def _one(value, label, samples, count, rows, run, job_config, *, is_all: bool = 
     return GroupResult(value, label, samples, count, results, error, is_all)
 
 
-def group_table(db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0) -> GroupTable:
-    """Load and compute a run's per-group metrics (own connection: call from one thread).
+def _needs_sample_metadata(run: Mapping[str, Any], job_config: Mapping[str, Any] | None) -> bool:
+    """Only metrics like `grouped` read sample metadata; skipping it saves parsing every sample's."""
+    return "grouped" in json.dumps([run.get("config"), job_config], default=str)
 
+
+def iter_group_table(
+    db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS
+) -> Iterator[GroupTable | tuple[int, GroupResult]]:
+    """A run's metrics per group, as they are computed (own connection: call from one thread).
+
+    Yields first the GroupTable with every group pending (sizes from SQL), then `(position,
+    GroupResult)` as each group's metrics are done: the groups in order, the whole run (position
+    0) last. Only the `max_groups` largest groups are kept (`hidden` counts the others).
     `grouping` None: the first the run offers (a metadata key if it has one)."""
     from evtui.store import jobs
     from evtui.store.queries_groups import group_score_rows, group_sizes, grouping_options, run_sample_counts
@@ -208,9 +202,33 @@ def group_table(db_path: Path, run_id: int, grouping: Any | None = None, *, job_
         options = tuple(grouping_options(db, run_id))
         chosen = grouping if grouping is not None else options[0]
         sizes = group_sizes(db, run_id, chosen)
-        rows = group_score_rows(db, run_id, chosen, job_id=job_id)
-        totals = run_sample_counts(db, run_id)
+        samples, count = run_sample_counts(db, run_id)
+        kept = sizes
+        if len(sizes) > max_groups:
+            largest = {id(size) for size in sorted(sizes, key=lambda size: -size.rows)[:max_groups]}
+            kept = [size for size in sizes if id(size) in largest]
+        whole = GroupResult(None, ALL_GROUP, samples, count, (), is_all=True, pending=True)
+        pending = [GroupResult(size.value, size.label, size.samples, size.rows, (), pending=True) for size in kept]
+        yield GroupTable(run_id, job_id, chosen, options, (whole, *pending), method_for(run, job_config), len(sizes) - len(kept))
+        rows = group_score_rows(db, run_id, chosen, job_id=job_id, sample_metadata=_needs_sample_metadata(run, job_config))
     finally:
         db.conn.close()
-    groups = group_results(rows, sizes, run, job_config, totals=totals)
-    return GroupTable(run_id, job_id, chosen, options, tuple(groups), method_for(run, job_config))
+    by_group: dict[Any, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_group.setdefault(row["group"], []).append(row)
+    for position, size in enumerate(kept, start=1):
+        yield position, _one(size.value, size.label, size.samples, size.rows, by_group.get(size.value, []), run, job_config)
+    yield 0, _one(None, ALL_GROUP, samples, count, rows, run, job_config, is_all=True)
+
+
+def group_table(db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS) -> GroupTable:
+    """Every group's metrics at once (see iter_group_table)."""
+    table: GroupTable | None = None
+    groups: list[GroupResult] = []
+    for item in iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups):
+        if isinstance(item, GroupTable):
+            table, groups = item, list(item.groups)
+        else:
+            groups[item[0]] = item[1]
+    assert table is not None
+    return replace(table, groups=tuple(groups))

@@ -150,11 +150,19 @@ class GroupSize:
         return group_label(self.value)
 
 
+def _has_epochs(db: Db, run_id: int) -> bool:
+    # Covered by the (run_id, id_sort, epoch, id) index: no table rows are read.
+    row = conn_of(db).execute("SELECT max(epoch) FROM samples WHERE run_id = ?", (run_id,)).fetchone()
+    return (row[0] or 0) > 1
+
+
 def group_sizes(db: Db, run_id: int, grouping: Grouping) -> list[GroupSize]:
     """Every group of the run's samples under `grouping`, ordered by value."""
     expr, params = grouping.sql()
+    # Distinct sample ids cost a sort per group: only worth it when epochs repeat ids.
+    samples = "count(DISTINCT s.sample_id)" if _has_epochs(db, run_id) else "count(*)"
     rows = conn_of(db).execute(
-        f"SELECT {expr} AS grp, count(*), count(DISTINCT s.sample_id), count(s.error) "
+        f"SELECT {expr} AS grp, count(*), {samples}, count(s.error) "
         "FROM samples s WHERE s.run_id = ? GROUP BY grp ORDER BY grp",
         (*params, run_id),
     ).fetchall()
@@ -163,10 +171,11 @@ def group_sizes(db: Db, run_id: int, grouping: Grouping) -> list[GroupSize]:
 
 def run_sample_counts(db: Db, run_id: int) -> tuple[int, int]:
     """(distinct sample ids, sample × epoch rows) of a run."""
-    samples, rows = conn_of(db).execute(
-        "SELECT count(DISTINCT sample_id), count(*) FROM samples WHERE run_id = ?", (run_id,)
+    samples = "count(DISTINCT sample_id)" if _has_epochs(db, run_id) else "count(*)"
+    distinct, rows = conn_of(db).execute(
+        f"SELECT {samples}, count(*) FROM samples WHERE run_id = ?", (run_id,)
     ).fetchone()
-    return samples, rows
+    return distinct, rows
 
 
 def _source_clause(job_id: int) -> tuple[str, tuple[Any, ...]]:
@@ -176,41 +185,64 @@ def _source_clause(job_id: int) -> tuple[str, tuple[Any, ...]]:
 
 
 def group_score_rows(
-    db: Db, run_id: int, grouping: Grouping, *, job_id: int = 0, scorers: Sequence[str] | None = None
+    db: Db,
+    run_id: int,
+    grouping: Grouping,
+    *,
+    job_id: int = 0,
+    scorers: Sequence[str] | None = None,
+    sample_metadata: bool = True,
 ) -> list[dict[str, Any]]:
     """The run's scores of job `job_id` (0: recorded) with each sample's group value under `group`.
 
     Rows are shaped as store.jobs.job_scores returns them (scorer, sample_id, epoch, value, answer,
-    explanation, reason, metadata, sample_metadata) plus `group`, in sample order."""
+    explanation, reason, metadata, sample_metadata) plus `group`, in sample order.
+    `sample_metadata=False` leaves it None (only metrics like `grouped` read it; parsing a
+    million metadata objects costs seconds)."""
     from evtui.store.jobs import loads
 
     expr, group_params = grouping.sql()
     source, source_params = _source_clause(job_id)
-    where = f"sc.run_id = ? AND {source}"
+    where = f"s.run_id = ? AND {source}"
     params: list[Any] = [*group_params, run_id, *source_params]
     if scorers is not None:
         if not scorers:
             return []
         where += f" AND sc.scorer IN ({','.join('?' * len(scorers))})"
         params.extend(scorers)
+    metadata_sql = "s.metadata" if sample_metadata else "NULL"
+    # Samples in id order, each joined to its scores (one per scorer for a source and job): the
+    # rows come out in sample order with no sort of the whole result.
     rows = conn_of(db).execute(
         f"SELECT {expr}, sc.scorer, s.sample_id, s.epoch, sc.value, sc.answer, sc.explanation, sc.reason, "
-        f"sc.metadata, s.metadata FROM scores sc JOIN samples s ON s.id = sc.sample_rowid WHERE {where} "
-        "ORDER BY s.id, sc.id",
+        f"sc.metadata, {metadata_sql} FROM samples s CROSS JOIN scores sc ON sc.sample_rowid = s.id "
+        f"WHERE {where} ORDER BY s.id",
         params,
     ).fetchall()
     parsed: dict[str, Any] = {}  # sample metadata repeats across scorers and epochs: parse once
 
-    def sample_metadata(text: str) -> Any:
+    def parsed_metadata(text: str | None) -> Any:
+        if text is None:
+            return None
         if text not in parsed:
             parsed[text] = loads(text, {})
         return parsed[text]
 
+    values: dict[str, Any] = {}  # score values repeat ("C", "I", 1.0): parse each text once
+
+    def value(text: str | None) -> Any:
+        if text is None or len(text) > 64 or text[:1] in "{[":  # containers: each row its own
+            return loads(text)
+        if text not in values:
+            values[text] = loads(text)
+        return values[text]
+
     return [
         {
-            "group": row[0], "scorer": row[1], "sample_id": row[2], "epoch": row[3], "value": loads(row[4]),
-            "answer": row[5], "explanation": row[6], "reason": row[7], "metadata": loads(row[8], {}) or None,
-            "sample_metadata": sample_metadata(row[9]),
+            "group": row[0], "scorer": row[1], "sample_id": row[2], "epoch": row[3], "value": value(row[4]),
+            "answer": row[5], "explanation": row[6], "reason": row[7],
+            "metadata": loads(row[8], {}) or None if row[8] != "{}" else None,
+            "sample_metadata": parsed_metadata(row[9]),
         }
         for row in rows
     ]
@@ -247,20 +279,20 @@ class Distribution:
     maximum: float | None = None
 
 
-def _value_sql(key: str | None) -> tuple[str, str, str, tuple[Any, ...]]:
-    """(type, text, number) SQL over `sc` for the score value or one key of it, and params per use."""
+def _value_sql(key: str | None) -> tuple[str, str]:
+    """(text, number) SQL over `sc` for the score value or one key of it (named parameter :path).
+
+    Whole values use the stored columns: a JSON string starts with a quote, and value_num is the
+    numeric face (C = 1, I = 0 for labels; NULL for NaN and non-scalars)."""
     if key is None:
-        kind = "CASE WHEN json_valid(sc.value) THEN json_type(sc.value) END"
-        text = "CASE WHEN json_valid(sc.value) AND json_type(sc.value) = 'text' THEN json_extract(sc.value, '$') END"
-        return kind, text, "sc.value_num", ()
-    path = _json_path(key)
-    kind = "CASE WHEN json_valid(sc.value) THEN json_type(sc.value, :path) END"
+        text = "CASE WHEN substr(sc.value, 1, 1) = '\"' THEN json_extract(sc.value, '$') END"
+        return text, "sc.value_num"
     text = "CASE WHEN json_valid(sc.value) AND json_type(sc.value, :path) = 'text' THEN json_extract(sc.value, :path) END"
     number = (
         "CASE WHEN json_valid(sc.value) AND json_type(sc.value, :path) IN ('integer', 'real', 'true', 'false') "
         "THEN json_extract(sc.value, :path) END"
     )
-    return kind, text, number, (path,)
+    return text, number
 
 
 def value_distribution(
@@ -269,20 +301,20 @@ def value_distribution(
     """Value counts (labels, or few distinct numbers) or a histogram of `bins` equal-width bins
     of one scorer's values in a run, every count made in SQL."""
     conn = conn_of(db)
-    kind_sql, text_sql, num_sql, path = _value_sql(key)
+    text_sql, num_sql = _value_sql(key)
     source = "sc.source = 'log' AND sc.job_id = 0" if job_id == 0 else "sc.source = 'job' AND sc.job_id = :job"
-    named: dict[str, Any] = {"run": run_id, "scorer": scorer, "job": job_id, "path": path[0] if path else None}
+    named: dict[str, Any] = {"run": run_id, "scorer": scorer, "job": job_id, "path": _json_path(key) if key else None}
     base = f"FROM scores sc WHERE sc.run_id = :run AND sc.scorer = :scorer AND {source}"
-    total, texts, numbers, distinct = conn.execute(
-        f"SELECT count(*), count({text_sql}), count({num_sql}), "
-        f"count(DISTINCT coalesce({text_sql}, {num_sql})) {base}",
+    is_text = "substr(sc.value, 1, 1) = '\"'" if key is None else f"({text_sql}) IS NOT NULL"
+    total, texts, numbers, low, high = conn.execute(
+        f"SELECT count(*), count(CASE WHEN {is_text} THEN 1 END), count({num_sql}), min({num_sql}), max({num_sql}) {base}",
         named,
     ).fetchone()
     if texts:
         # Labels (C/I/P/N, or any text): count each; numbers among them count under their own text.
         label = f"coalesce({text_sql}, CAST({num_sql} AS TEXT))"
         rows = conn.execute(
-            f"SELECT {label} AS label, count(*), max({num_sql}) AS num {base} AND {label} IS NOT NULL "
+            f"SELECT {label} AS label, count(*), max({num_sql}) AS num {base} AND label IS NOT NULL "
             "GROUP BY label ORDER BY num IS NULL, num DESC, label",
             named,
         ).fetchall()
@@ -291,7 +323,11 @@ def value_distribution(
         return Distribution(scorer, key, "categorical", scored, total - scored, buckets)
     if not numbers:
         return Distribution(scorer, key, "empty", 0, total)
-    low, high = conn.execute(f"SELECT min({num_sql}), max({num_sql}) {base}", named).fetchone()
+    # Stop counting distinct values past the category limit: a million values need not all be seen.
+    distinct = conn.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT {num_sql} AS num {base} AND num IS NOT NULL LIMIT {MAX_CATEGORIES + 1})",
+        named,
+    ).fetchone()[0]
     if distinct <= MAX_CATEGORIES:
         rows = conn.execute(
             f"SELECT {num_sql} AS num, count(*) {base} AND num IS NOT NULL GROUP BY num ORDER BY num", named

@@ -21,8 +21,6 @@ from evtui.app.screens.compare import metric_value_text
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.status_line import StatusLine
 
-# The stock DataTable is for bounded tables: a grouping with more groups shows the largest ones.
-MAX_GROUPS = 500
 ALL_SCORERS = "\0all"
 LOADING = "\0loading"
 
@@ -64,7 +62,18 @@ class GroupsScreen(Screen[None]):
 
     @dataclass
     class Loaded(Message):
+        """The groups and their sizes, metrics still pending."""
+
         table: Any  # scoring.group_metrics.GroupTable
+        generation: int
+
+    @dataclass
+    class GroupComputed(Message):
+        """One group's metrics (position 0 is the whole run)."""
+
+        position: int
+        result: Any  # scoring.group_metrics.GroupResult
+        generation: int
 
     def __init__(self, run_id: int, *, scorer: str | None = None, job_id: int = 0, title: str = "") -> None:
         super().__init__()
@@ -74,7 +83,10 @@ class GroupsScreen(Screen[None]):
         self.run_title = title
         self.grouping: Any = None
         self.table: Any = None
+        self.groups: list[Any] = []
         self.shown_groups: list[Any] = []
+        self.scorer_names: list[str] = []
+        self._generation = 0  # results of an older grouping's worker are ignored
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -96,58 +108,84 @@ class GroupsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load-groups", exit_on_error=False, description="Group metrics")
     def load(self) -> None:
-        """Group the samples and compute each group's metrics in a thread."""
-        from evtui.scoring.group_metrics import group_table
+        """Group the samples (sizes first) and compute each group's metrics in a thread;
+        every group's result is posted as soon as it is done."""
+        from textual.worker import get_current_worker
 
+        from evtui.scoring.group_metrics import GroupTable, iter_group_table
+
+        self._generation += 1
+        generation = self._generation
+        worker = get_current_worker()
         db_path = self.app.db_path  # type: ignore[attr-defined]
         try:
-            table = group_table(db_path, self.run_id, self.grouping, job_id=self.job_id)
+            for item in iter_group_table(db_path, self.run_id, self.grouping, job_id=self.job_id):
+                if worker.is_cancelled:
+                    return  # a newer grouping replaced this one
+                if isinstance(item, GroupTable):
+                    self.post_message(self.Loaded(item, generation))
+                else:
+                    self.post_message(self.GroupComputed(item[0], item[1], generation))
         except Exception as error:  # shown on screen; the app stays usable
             self.post_message(LoadFailed("groups", f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(self.Loaded(table))
 
     @on(Loaded)
     def _on_loaded(self, message: Loaded) -> None:
+        if message.generation != self._generation:
+            return
         self.table = table = message.table
+        self.groups = list(table.groups)
         self.grouping = table.grouping
         grouping_select = self.query_one("#grouping-select", Select)
         with self.prevent(Select.Changed):
             grouping_select.set_options([(g.label, g) for g in table.groupings])
             grouping_select.value = table.grouping
-            scorers = result_scorers(table.groups)
-            if self.scorer not in scorers:
-                self.scorer = scorers[0] if len(scorers) == 1 else None
-            scorer_select = self.query_one("#scorer-select", Select)
-            scorer_select.set_options([("all scorers", ALL_SCORERS)] + [(name, name) for name in scorers])
-            scorer_select.value = self.scorer if self.scorer is not None else ALL_SCORERS
         self.query_one("#groups-method", Static).update(f"Metrics per group as {table.method}.")
+        self._show()
+
+    @on(GroupComputed)
+    def _on_group_computed(self, message: GroupComputed) -> None:
+        if message.generation != self._generation or not 0 <= message.position < len(self.groups):
+            return
+        self.groups[message.position] = message.result
+        scorers = result_scorers(self.groups)
+        if message.result.is_all and self.scorer not in scorers:
+            self.scorer = scorers[0] if len(scorers) == 1 else None
+        if scorers != self.scorer_names or message.result.is_all:
+            self.scorer_names = scorers
+            scorer_select = self.query_one("#scorer-select", Select)
+            with self.prevent(Select.Changed):
+                scorer_select.set_options([("all scorers", ALL_SCORERS)] + [(name, name) for name in scorers])
+                scorer_select.value = self.scorer if self.scorer in scorers else ALL_SCORERS
         self._show()
 
     def _show(self) -> None:
         table = self.table
-        columns = metric_columns(table.groups, self.scorer)
-        groups = list(table.groups)
-        whole, parts = groups[:1], groups[1:]
-        hidden = max(len(parts) - MAX_GROUPS, 0)
-        if hidden:
-            parts = sorted(parts, key=lambda g: -g.rows)[:MAX_GROUPS]
-        self.shown_groups = whole + parts
+        self.shown_groups = groups = self.groups
+        scorer = self.scorer if self.scorer in self.scorer_names else None
+        columns = metric_columns(groups, scorer)
         view = self.query_one("#groups-table", BoundedTable)
-        show_errors = any(g.error for g in self.shown_groups)
-        labels = ["Group", "Samples", *(column_label(c, self.scorer) for c in columns)] + (["Problem"] if show_errors else [])
+        show_errors = any(g.error for g in groups)
+        labels = ["Group", "Samples", *(column_label(c, scorer) for c in columns)] + (["Problem"] if show_errors else [])
         view.column_labels = [Text(label) for label in labels]  # Text: never read as markup
         rows = []
-        for group in self.shown_groups:
-            cells: list[Any] = [group_cell(group), samples_cell(group), *metric_cells(group, columns)]
+        for group in groups:
+            cells: list[Any] = [group_cell(group), samples_cell(group)]
+            if group.pending:
+                cells += [Content.styled("…", "$text-muted")] * len(columns)
+            else:
+                cells += metric_cells(group, columns)
             if show_errors:
                 cells.append(Content.styled(group.error or "", "$score-fail"))
             rows.append(cells)
         view.show_rows(rows)
-        count = len(table.groups) - 1
+        count = len(groups) - 1 + table.hidden
         detail = f"{count} group{'s' if count != 1 else ''} by {table.grouping.label}"
-        if hidden:
-            detail += f" (largest {MAX_GROUPS} shown)"
+        if table.hidden:
+            detail += f" (the largest {len(groups) - 1} computed)"
+        waiting = sum(1 for group in groups if group.pending)
+        if waiting:
+            detail += f" · computing, {waiting} to go…"
         self.query_one(StatusLine).set_detail(detail + " · Enter: samples of a group")
 
     @on(Select.Changed, "#grouping-select")
