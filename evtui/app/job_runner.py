@@ -87,6 +87,17 @@ def job_label(name: str | None, job_id: int) -> str:
     return f"job {job_id}" + (f" ({name})" if name else "")
 
 
+def finished_note(label: str, status: str, done: int, total: int, errors: int, text: str | None) -> tuple[str, Any]:
+    """(message, severity) telling the user how a job ended."""
+    if status == "failed":
+        return f"{label} failed: {text or 'unknown error'}", "error"
+    counts = f"{done:,} of {total:,} scored" + (f", {errors} scorer error{'s' if errors != 1 else ''}" if errors else "")
+    if status == "cancelled":
+        return f"{label} cancelled: {counts} (kept; R on the jobs screen resumes)", "warning"
+    first = f"\nfirst error: {text.splitlines()[0][:120]}" if errors and text else ""
+    return f"{label} done: {counts}{first}", "warning" if errors else "information"
+
+
 class JobRunner:
     """One per app: the queue, the job being scored and the newest progress of each job."""
 
@@ -213,7 +224,11 @@ class JobRunner:
                     break
                 item = self.current = self.queue.popleft()
             self._post(JobsChanged())
-            self._run_one(item, worker)
+            try:
+                self._run_one(item, worker)
+            except Exception as error:  # a bug here must not stall the queue behind this job
+                _set_status(self.db_path, item.job_id, "failed")
+                self._post(JobFinished(item.job_id, "failed", 0, 0, 0, item.run_ids, f"{type(error).__name__}: {error}"))
         self.current = None
         if not worker.is_cancelled:
             self._post(JobsChanged())
@@ -266,6 +281,9 @@ class JobRunner:
         else:
             _, status, done, total, errors, text = outcome
         self._post(JobFinished(item.job_id, status, done, total, errors, item.run_ids, text))
+        if self.app.is_running:  # App.notify posts a message: safe from this thread
+            note, severity = finished_note(job_label(item.name, item.job_id), status, done, total, errors, text)
+            self.app.notify(note, title="Scoring", severity=severity, markup=False, timeout=8)
         if done:
             self._post(ScoresChanged(item.run_ids))
         self._post(JobsChanged())

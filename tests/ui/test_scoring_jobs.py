@@ -232,3 +232,27 @@ async def test_a_job_left_running_by_a_crash_resumes_without_rescoring(run_dir):
         assert progress.done == progress.total == 12
         assert progress.rate > 0 and progress.elapsed > 0
     assert kept_scores(db_path, run_id, first.job_id, "match") == 12
+
+
+async def test_a_job_that_cannot_start_fails_with_its_reason_and_the_queue_goes_on(run_dir, tmp_path):
+    from textual.notifications import Notify
+
+    from evtui.app.job_runner import JobFinished
+
+    messages = []
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+        await settle(app, pilot)
+        run_id = qa_run_id(app)
+        runner = JobRunner.of(app)
+        runner.submit(ScoringJobConfig(scorers=["match"], plugins=[str(tmp_path / "missing.py")]), [run_id])
+        runner.submit(ScoringJobConfig(scorers=["includes"]), [run_id])
+        await wait_until(pilot, lambda: len({m.job_id for m in messages if isinstance(m, JobFinished)}) == 2, "both jobs")
+        await settle(app, pilot)
+    finished = {m.job_id: m for m in messages if isinstance(m, JobFinished)}  # posted to each screen; same content
+    failed, done = sorted(finished.values(), key=lambda m: m.job_id)
+    assert failed.status == "failed" and "plugin file not found" in failed.message
+    assert job_row(app.db_path, failed.job_id)["status"] == "failed"
+    assert done.status == "done" and done.done == 12
+    notes = [str(m.notification.message) for m in messages if isinstance(m, Notify)]
+    assert any(note.startswith(f"job {failed.job_id} failed") and "missing.py" in note for note in notes)
