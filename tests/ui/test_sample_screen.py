@@ -343,3 +343,14 @@ def test_long_texts_are_cut_with_a_count_and_escapes_are_defused():
     assert clipped("abc", 10) == "abc"
     assert clipped("x" * 12_345, 10) == "x" * 10 + "\n… 12,335 more characters not shown here"
     assert "\x1b" not in clipped("\x1b]52;c;evil\x07", 100)
+
+
+def test_score_metadata_reads_as_an_outline_with_real_line_breaks():
+    from evtui.app.widgets.score_card import outline
+
+    grading = {"grading": [{"content": "Task:\nWho wrote Hamlet?", "role": "user"}, {"content": "GRADE: C", "role": "assistant"}]}
+    assert outline(grading) == (
+        "grading:\n  - content:\n      Task:\n      Who wrote Hamlet?\n    role: user\n"
+        "  - content: GRADE: C\n    role: assistant"
+    )
+    assert outline({"n": 1, "none": None, "flag": True, "empty": []}) == "n: 1\nnone: null\nflag: true\nempty: []"

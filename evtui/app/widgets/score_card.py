@@ -88,8 +88,7 @@ class ScoreCard(Vertical, can_focus=True):
                 yield Static(Content(printable(text)), classes="score--text")
         if score.metadata:
             yield Static("Metadata", classes="score--label")
-            metadata = json.dumps(score.metadata, indent=2, ensure_ascii=False, default=str)
-            yield Static(Content(clipped(metadata, METADATA_CHARS)), classes="score--text")
+            yield Static(Content(clipped(outline(score.metadata), METADATA_CHARS)), classes="score--text")
         yield Static(f"History ({len(score.edits)} entr{'y' if len(score.edits) == 1 else 'ies'})", classes="score--label")
         if not score.edits:
             yield Static("no edits", classes="score--muted")
@@ -106,6 +105,37 @@ class ScoreCard(Vertical, can_focus=True):
             (self.view.origin_label, ORIGIN_STYLES.get(self.view.origin, "$text")),
             ("  ★ counts for this scorer" if self.view.effective else "  (overridden)", "$text-muted"),
         )
+
+
+def outline(value: Any, indent: str = "") -> str:
+    """JSON-ish data as an indented outline: multi-line strings (a grader's prompt and reply) keep
+    their line breaks instead of showing `\\n` as JSON would."""
+    if isinstance(value, dict):
+        if not value:
+            return indent + "{}"
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item or isinstance(item, str) and "\n" in item:
+                lines.append(f"{indent}{key}:")
+                lines.append(outline(item, indent + "  "))
+            else:
+                lines.append(f"{indent}{key}: {_scalar(item)}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if not value:
+            return indent + "[]"
+        lines = []
+        for item in value:
+            text = outline(item, indent + "  ")
+            lines.append(f"{indent}- {text[len(indent) + 2:]}")
+        return "\n".join(lines)
+    if isinstance(value, str) and "\n" in value:
+        return "\n".join(indent + line for line in value.strip("\n").split("\n"))
+    return indent + _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def history_line(edit: Any) -> Content:
