@@ -86,14 +86,14 @@ class ScoreCard(Vertical, can_focus=True):
             if text:
                 yield Static(label, classes="score--label")
                 yield Static(Content(printable(text)), classes="score--text")
-        if score.metadata:
-            yield Static("Metadata", classes="score--label")
-            yield Static(Content(clipped(outline(score.metadata), METADATA_CHARS)), classes="score--text")
         yield Static(f"History ({len(score.edits)} entr{'y' if len(score.edits) == 1 else 'ies'})", classes="score--label")
         if not score.edits:
             yield Static("no edits", classes="score--muted")
         for edit in score.edits:
             yield Static(history_line(edit), classes="score--text")
+        if score.metadata:
+            yield Static("Metadata", classes="score--label")
+            yield Static(Content(clipped(outline(score.metadata), METADATA_CHARS)), classes="score--text")
 
     def headline(self) -> Content:
         score = self.view.score
