@@ -15,7 +15,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from evtui.app.commands import EvtuiCommands
-from evtui.app.messages import IndexChanged, IngestFinished, IngestProgress
+from evtui.app.messages import FailuresLoaded, IndexChanged, IngestFinished, IngestProgress
 from evtui.app.themes import (
     DEFAULT_DARK_THEME,
     FALLBACK_DARK,
@@ -141,11 +141,15 @@ class EvtuiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="failures", exit_on_error=False)
     def load_failure_count(self) -> None:
-        """Count failed files recorded in an index opened without indexing."""
+        """The failed files recorded in the index (the dialog lists the same)."""
         from evtui.app.store_calls import failed_files
 
-        failures = failed_files(self.db_path)
-        self.post_message(IngestFinished(files=0, failures=failures))
+        self.post_message(FailuresLoaded(failed_files(self.db_path)))
+
+    @on(FailuresLoaded)
+    def _on_failures_loaded(self, message: FailuresLoaded) -> None:
+        self.ingest_failures = message.failures
+        self.failure_count = len(message.failures)
 
     @on(IngestProgress)
     def _on_ingest_progress(self, message: IngestProgress) -> None:
@@ -162,6 +166,7 @@ class EvtuiApp(App[None]):
         self.ingest_current = ""
         self.ingest_failures = message.failures
         self.failure_count = len(message.failures)
+        self.load_failure_count()  # the index's own list, so the count and the dialog agree
         if message.files:
             self.ingest_done = self.ingest_total = message.files
         self._last_reload = 0.0
@@ -225,7 +230,7 @@ class EvtuiApp(App[None]):
         from evtui.app.dialogs.failures import FailuresDialog
 
         if not isinstance(self.screen, FailuresDialog):
-            self.push_screen(FailuresDialog(self.ingest_failures))
+            self.push_screen(FailuresDialog(self.db_path, self.ingest_failures))
 
     def action_show_jobs(self) -> None:
         from evtui.app.screens.jobs import JobsScreen

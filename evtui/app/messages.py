@@ -70,3 +70,10 @@ class ScorersLoaded(Message):
     """The scorers with scores in a run (the samples table's score columns)."""
 
     scorers: list[str]
+
+
+@dataclass
+class FailuresLoaded(Message):
+    """(path, error) of every file the index could not read, fetched in a worker."""
+
+    failures: list[tuple[str, str]]

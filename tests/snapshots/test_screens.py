@@ -38,11 +38,16 @@ def snapshot_app(tmp_path, monkeypatch):
     return make
 
 
+# Workers that run for the app's lifetime (the run-directory watcher); waiting for them never ends.
+LONG_LIVED_GROUPS = {"watch", "sqltable-fetch"}
+
+
 async def settled(pilot) -> None:
     """Workers done and their results shown (exclusive workers replaced by newer ones end cancelled)."""
     app = pilot.app
     for _ in range(3):
-        await asyncio.gather(*(worker.wait() for worker in app.workers), return_exceptions=True)
+        finite = [worker for worker in app.workers if worker.group not in LONG_LIVED_GROUPS]
+        await asyncio.gather(*(worker.wait() for worker in finite), return_exceptions=True)
         await pilot.pause()
 
 

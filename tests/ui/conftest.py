@@ -38,16 +38,21 @@ def user_theme_dir(tmp_path: Path) -> Path:
     return directory
 
 
+# Workers that run for the app's (or a table's) lifetime: the run-directory watcher and
+# SqlTable's fetch loop. Waiting for them would never end.
+LONG_LIVED_GROUPS = {"watch", "sqltable-fetch"}
+
+
 async def settle(app, pilot) -> None:
     """Let workers finish and their messages be handled; then wait for virtual tables to fill.
 
-    SqlTable's fetch loop runs for the table's lifetime, so it is left out of the wait and its
-    `loading` flag is polled instead (bounded, so a bug fails the test rather than hanging it).
+    Long-lived workers are left out of the wait; tables' `loading_rows` is polled instead
+    (bounded, so a bug fails the test rather than hanging it).
     """
     from evtui.app.widgets.sql_table import SqlTable
 
     for _ in range(3):
-        finite = [worker for worker in app.workers if worker.group != SqlTable.FETCH_GROUP]
+        finite = [worker for worker in app.workers if worker.group not in LONG_LIVED_GROUPS]
         # Exclusive workers replaced by newer ones end cancelled; that is expected here.
         await asyncio.gather(*(worker.wait() for worker in finite), return_exceptions=True)
         await pilot.pause()

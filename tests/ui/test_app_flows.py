@@ -198,3 +198,26 @@ async def test_runs_appear_and_open_while_indexing_goes_on(run_dir, monkeypatch)
         await settle(app, pilot)
         assert len(app.screen.runs) == 3 and not app.ingest_running
         assert "Indexing" not in str(app.screen.query_one("#runs-status").render())
+
+
+async def test_a_run_without_metrics_still_opens_its_samples(tmp_path):
+    """An errored run records no metrics; Enter on its empty results still lists its samples."""
+    import shutil
+
+    from conftest import INSPECT_LOGS
+
+    run_dir = tmp_path / "logs"
+    run_dir.mkdir()
+    shutil.copy2(INSPECT_LOGS / "failed.eval", run_dir / "failed.eval")
+    app = make_app(run_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        [run] = app.screen.runs
+        assert run.status == "error" and not run.headline
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "Error" in str(app.screen.query_one("#run-summary").render())
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SamplesScreen)
+        assert app.screen.query_one(SqlTable).row_count == run.samples_indexed > 0

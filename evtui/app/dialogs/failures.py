@@ -2,33 +2,59 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from evtui.app.messages import FailuresLoaded
+
 
 class FailuresDialog(ModalScreen[None]):
-    """Path and error of every file the index could not read."""
+    """Path and error of every file the index could not read (as recorded in the index now)."""
 
     BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("f", "dismiss", "Close", show=False)]
 
-    def __init__(self, failures: list[tuple[str, str]]) -> None:
+    def __init__(self, db_path: Path, known: list[tuple[str, str]]) -> None:
         super().__init__()
-        self.failures = failures
+        self.db_path = db_path
+        self.failures = known
 
     def compose(self) -> ComposeResult:
-        count = len(self.failures)
         with Vertical(id="failures-box"):
-            yield Static(
-                f"{count} file{'s' if count != 1 else ''} could not be indexed" if count else "Every file was indexed.",
-                id="failures-title",
-            )
+            yield Static("", id="failures-title")
             table: DataTable[str] = DataTable(cursor_type="row", id="failures-table")
             table.add_columns("File", "Error")
-            for path, error in self.failures:
-                table.add_row(path, error.replace("\n", " ")[:300])
-            table.display = bool(count)
             yield table
             yield Static("escape closes", id="failures-hint")
+
+    def on_mount(self) -> None:
+        self._show(self.failures)
+        self.load()
+
+    @work(thread=True, exclusive=True, group="failures-dialog", exit_on_error=False)
+    def load(self) -> None:
+        """Read the list from the index: indexing may have added failures since the last count."""
+        from evtui.app.store_calls import failed_files
+
+        self.post_message(FailuresLoaded(failed_files(self.db_path)))
+
+    @on(FailuresLoaded)
+    def _on_loaded(self, message: FailuresLoaded) -> None:
+        message.stop()  # the app's own handler keeps its count from its own loads
+        self._show(message.failures)
+
+    def _show(self, failures: list[tuple[str, str]]) -> None:
+        self.failures = failures
+        count = len(failures)
+        title = f"{count} file{'s' if count != 1 else ''} could not be indexed" if count else "Every file was indexed."
+        self.query_one("#failures-title", Static).update(title)
+        table = self.query_one("#failures-table", DataTable)
+        table.clear()
+        for path, error in failures:
+            table.add_row(path, error.replace("\n", " ")[:300])
+        table.display = bool(count)

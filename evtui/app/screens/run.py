@@ -97,6 +97,7 @@ class RunScreen(Screen[None]):
         self.query_one(StatusLine).set_detail(
             f"{recorded} recorded metric{'s' if recorded != 1 else ''}"
             + (f", {computed} computed by evtui" if computed else "")
+            + ("" if message.results else " · Enter lists the samples")
         )
 
     @on(DataTable.RowSelected, "#results-table")
@@ -107,10 +108,12 @@ class RunScreen(Screen[None]):
         from evtui.app.screens.samples import SamplesScreen
 
         table = self.query_one("#results-table", DataTable)
-        if self.run is None or not self.results or not 0 <= table.cursor_row < len(self.results):
+        if self.run is None:
             return
-        result = self.results[table.cursor_row]
-        self.app.push_screen(SamplesScreen(self.run_id, scorer=result.scorer, title=self.sub_title))
+        # A run without recorded metrics (e.g. one that errored) still has samples to look at.
+        result = self.results[table.cursor_row] if 0 <= table.cursor_row < len(self.results) else None
+        scorer = result.scorer if result is not None else None
+        self.app.push_screen(SamplesScreen(self.run_id, scorer=scorer, title=self.sub_title))
 
     def _result_under_cursor(self) -> Any:
         table = self.query_one("#results-table", DataTable)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import DataTable
@@ -26,6 +27,12 @@ class BoundedTable(DataTable[Content]):
 
     def on_mount(self) -> None:
         self.show_rows([])
+
+    def action_select_cursor(self) -> None:
+        """Enter on an empty table falls through to the screen's own Enter binding."""
+        if not self.row_count:
+            raise SkipAction()
+        super().action_select_cursor()
 
     def show_rows(self, rows: Sequence[Sequence[str | Content]], keys: Sequence[str] | None = None) -> None:
         """Replace every row, keeping the cursor on the same row index where possible."""
