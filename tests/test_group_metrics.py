@@ -145,3 +145,22 @@ def test_only_the_largest_groups_are_computed(index):
     table = group_table(db_path, ids["qa_match.eval"], Grouping("metadata", "key"), max_groups=5)
     assert len(table.groups) == 1 + 5 and table.hidden == 12 - 5
     assert table.groups[0].rows == 12  # the whole run still counts every sample
+
+
+def test_a_big_run_shows_its_stored_scalars_on_the_whole_run_line(index, monkeypatch, tmp_path):
+    from evtui.scoring import group_metrics
+
+    db_path, ids, _ = index
+    work = tmp_path / "index.db"
+    shutil.copy2(db_path, work)
+    db = connect(work)
+    # A stored value no recomputation gives: the line must be read, not recomputed.
+    db.conn.execute(
+        "UPDATE run_results SET value = 0.125 WHERE run_id = ? AND job_id = 0 AND scorer = 'match' AND metric = 'accuracy'",
+        (ids["qa_match.eval"],),
+    )
+    db.conn.close()
+    monkeypatch.setattr(group_metrics, "STORED_WHOLE_RUN_ABOVE", 5)  # qa_match has 24 scores
+    table = group_table(work, ids["qa_match.eval"], Grouping("metadata", "category"))
+    assert values(table.groups[0].results)[("match", None, "accuracy")] == 0.125
+    assert values(table.groups[1].results)[("match", None, "accuracy")] == pytest.approx(0.5)  # geo, computed

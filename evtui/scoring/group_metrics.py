@@ -26,6 +26,8 @@ ALL_GROUP = "(all)"
 # Metrics are computed for at most this many groups (the largest): grouping a big run by sample
 # id would otherwise run the pipeline once per sample, and the table is a bounded DataTable.
 MAX_GROUPS = 500
+# Above this many scores the whole-run line shows the run's stored results instead of recomputing.
+STORED_WHOLE_RUN_ABOVE = 50_000
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def iter_group_table(
     `grouping` None: the first the run offers (a metadata key if it has one)."""
     from evtui.store import jobs
     from evtui.store.queries_groups import group_score_rows, group_sizes, grouping_options, run_sample_counts
+    from evtui.store.queries_runs import run_results
     from evtui.store.schema import connect
 
     db = connect(db_path)
@@ -211,6 +214,11 @@ def iter_group_table(
         pending = [GroupResult(size.value, size.label, size.samples, size.rows, (), pending=True) for size in kept]
         yield GroupTable(run_id, job_id, chosen, options, (whole, *pending), method_for(run, job_config), len(sizes) - len(kept))
         rows = group_score_rows(db, run_id, chosen, job_id=job_id, sample_metadata=_needs_sample_metadata(run, job_config))
+        stored = [
+            ResultRecord(scorer=r.scorer, reducer=r.reducer, metric=r.metric, value=r.value, scored=r.scored, unscored=r.unscored)
+            for r in run_results(db, run_id)
+            if r.job_id == job_id
+        ]
     finally:
         db.conn.close()
     by_group: dict[Any, list[Mapping[str, Any]]] = {}
@@ -218,6 +226,11 @@ def iter_group_table(
         by_group.setdefault(row["group"], []).append(row)
     for position, size in enumerate(kept, start=1):
         yield position, _one(size.value, size.label, size.samples, size.rows, by_group.get(size.value, []), run, job_config)
+    if len(rows) > STORED_WHOLE_RUN_ABOVE and stored:
+        # The run's own scalars are the whole-run line: recomputing a million scores would
+        # double the wait for numbers the index already holds.
+        yield 0, GroupResult(None, ALL_GROUP, samples, count, tuple(stored), is_all=True)
+        return
     yield 0, _one(None, ALL_GROUP, samples, count, rows, run, job_config, is_all=True)
 
 
