@@ -55,6 +55,8 @@ class RunLoaded(Message):
 
     run: Any
     results: list[Any]
+    scorers: list[str] | None = None
+    """Scorers with scores in the run (the samples table's columns), when fetched with it."""
 
 
 @dataclass

@@ -36,6 +36,7 @@ class RunScreen(Screen[None]):
         self.run_id = run_id
         self.run: Any = None
         self.results: list[Any] = []
+        self.scorers: list[str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -53,14 +54,16 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load-run", exit_on_error=False)
     def load_run(self) -> None:
         """Fetch the run and its results in a thread; they arrive as RunLoaded."""
-        from evtui.app.store_calls import fetch_run
+        from evtui.app.store_calls import fetch_run, fetch_scorers
 
         try:
             run, results = fetch_run(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
+            # Fetched now so the samples table opens without a round trip of its own.
+            scorers = fetch_scorers(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("run", f"{type(error).__name__}: {error}"))
             return
-        self.post_message(RunLoaded(run, results))
+        self.post_message(RunLoaded(run, results, scorers))
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
@@ -82,7 +85,7 @@ class RunScreen(Screen[None]):
 
     @on(RunLoaded)
     def _on_run_loaded(self, message: RunLoaded) -> None:
-        self.run, self.results = message.run, message.results
+        self.run, self.results, self.scorers = message.run, message.results, message.scorers
         if message.run is None:
             self.query_one("#run-summary", Static).update("This run is no longer in the index.")
             return
@@ -113,7 +116,7 @@ class RunScreen(Screen[None]):
         # A run without recorded metrics (e.g. one that errored) still has samples to look at.
         result = self.results[table.cursor_row] if 0 <= table.cursor_row < len(self.results) else None
         scorer = result.scorer if result is not None else None
-        self.app.push_screen(SamplesScreen(self.run_id, scorer=scorer, title=self.sub_title))
+        self.app.push_screen(SamplesScreen(self.run_id, scorer=scorer, title=self.sub_title, scorers=self.scorers))
 
     def _result_under_cursor(self) -> Any:
         table = self.query_one("#results-table", DataTable)

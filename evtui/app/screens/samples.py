@@ -120,12 +120,15 @@ class SamplesScreen(Screen[None]):
     TITLE = "Samples"
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="samples.back")]
 
-    def __init__(self, run_id: int, scorer: str | None = None, title: str = "") -> None:
+    def __init__(
+        self, run_id: int, scorer: str | None = None, title: str = "", scorers: list[str] | None = None
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self.scorer = scorer
         self.run_title = title
         self.scorers: list[str] | None = None
+        self._known_scorers = scorers
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -135,7 +138,10 @@ class SamplesScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = self.run_title + (f" · {self.scorer}" if self.scorer else "")
-        self.load_scorers()
+        if self._known_scorers is not None:
+            self._show_table(ScorersLoaded(self._known_scorers))
+        else:
+            self.load_scorers()
 
     @work(thread=True, exclusive=True, group="load-scorers", exit_on_error=False)
     def load_scorers(self) -> None:
