@@ -12,9 +12,9 @@ from inspect_ai.log import read_eval_log
 
 from evtui.store import queries as q
 from evtui.store.ingest import ingest_paths
+from evtui.store.queries_compare import compare_results
 from evtui.store.queries_groups import (
     Grouping,
-    compare_results,
     group_score_rows,
     group_sizes,
     grouping_options,

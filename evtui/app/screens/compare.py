@@ -35,7 +35,7 @@ class Comparison:
 def load_comparison(db_path: Path, run_ids: Sequence[int]) -> Comparison:
     """Fetch the runs and their metrics with a connection of this thread."""
     from evtui.store import queries
-    from evtui.store.queries_groups import compare_results
+    from evtui.store.queries_compare import compare_results
     from evtui.store.schema import connect
 
     db = connect(db_path)
