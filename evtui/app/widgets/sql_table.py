@@ -11,11 +11,9 @@ import queue
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
-from rich.style import Style
 from textual import on, work
 from textual.binding import Binding
 from textual.geometry import Size
@@ -25,44 +23,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, get_current_worker
 
+from evtui.app.widgets.sql_table_parts import Column, PageRequest, PageSource, Role, fit_cell
+
+__all__ = ["Column", "PageRequest", "PageSource", "Role", "SqlTable"]
+
 PAGE_SIZE = 200
 MAX_CACHED_PAGES = 64
 MAX_CACHED_STRIPS = 400
-Role = Literal["pass", "fail", "partial", "muted", ""]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column: `cell(row)` gives the text and an optional colour role."""
-
-    key: str
-    label: str
-    width: int
-    cell: Callable[[Any], str | tuple[str, Role]]
-    align: Literal["left", "right"] = "left"
-    sortable: bool = True
-
-
-@dataclass(frozen=True)
-class PageRequest:
-    """Rows [offset, offset + limit) in the current sort; `after`/`before` are neighbour rows for keyset seeks."""
-
-    offset: int
-    limit: int
-    sort: str | None = None
-    descending: bool = False
-    after: Any = None
-    before: Any = None
-
-
-class PageSource(Protocol):
-    """What the table pages from; made and used inside the table's fetch thread."""
-
-    def count(self) -> int: ...
-
-    def fetch(self, request: PageRequest) -> list[Any]: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass(order=True)
@@ -361,9 +328,9 @@ class SqlTable(ScrollView, can_focus=True):
             style = header
             if column.key == self.sort:
                 # The arrow always shows: the label gives way when the column is narrow.
-                label = f"{_fit(label, max(column.width - 2, 0), 'left').rstrip()} {'▼' if self.descending else '▲'}"
+                label = f"{fit_cell(label, max(column.width - 2, 0), 'left').rstrip()} {'▼' if self.descending else '▲'}"
                 style = sorted_style
-            segments.append(Segment(_fit(label, column.width, column.align), style))
+            segments.append(Segment(fit_cell(label, column.width, column.align), style))
             segments.append(Segment(" ", header))
         return Strip(segments).extend_cell_length(self.size.width + int(self.scroll_offset.x), header)
 
@@ -411,7 +378,7 @@ class SqlTable(ScrollView, can_focus=True):
             style = self.get_component_rich_style(f"sqltable--{role}") if role else base
             if cursor_style is not None:
                 style = style + cursor_style
-            segments.append(Segment(_fit(text, column.width, column.align), style))
+            segments.append(Segment(fit_cell(text, column.width, column.align), style))
             segments.append(Segment(" ", cursor_style or base))
         strip = Strip(segments)
         if cursor_style is not None:
@@ -512,12 +479,3 @@ class SqlTable(ScrollView, can_focus=True):
                     self.set_sort(column.key, not self.descending if same else False)
                 return
             left += column.width + 1
-
-
-def _fit(text: str, width: int, align: str) -> str:
-    """`text` on one line, cut with an ellipsis or padded to exactly `width` cells."""
-    text = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
-    if cell_len(text) > width:
-        return set_cell_size(text, max(width - 1, 0)) + "…" if width > 0 else ""
-    padding = " " * (width - cell_len(text))
-    return padding + text if align == "right" else text + padding

@@ -1,0 +1,54 @@
+"""What SqlTable pages through: its columns, the page requests it makes, and the source protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from rich.cells import cell_len, set_cell_size
+
+Role = Literal["pass", "fail", "partial", "muted", ""]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: `cell(row)` gives the text and an optional colour role."""
+
+    key: str
+    label: str
+    width: int
+    cell: Callable[[Any], str | tuple[str, Role]]
+    align: Literal["left", "right"] = "left"
+    sortable: bool = True
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """Rows [offset, offset + limit) in the current sort; `after`/`before` are neighbour rows for keyset seeks."""
+
+    offset: int
+    limit: int
+    sort: str | None = None
+    descending: bool = False
+    after: Any = None
+    before: Any = None
+
+
+class PageSource(Protocol):
+    """What the table pages from; made and used inside the table's fetch thread."""
+
+    def count(self) -> int: ...
+
+    def fetch(self, request: PageRequest) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
+
+def fit_cell(text: str, width: int, align: str) -> str:
+    """`text` on one line, cut with an ellipsis or padded to exactly `width` cells."""
+    text = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    if cell_len(text) > width:
+        return set_cell_size(text, max(width - 1, 0)) + "…" if width > 0 else ""
+    padding = " " * (width - cell_len(text))
+    return padding + text if align == "right" else text + padding
