@@ -1,0 +1,145 @@
+"""Change-aware batch writing of one run's samples and recorded scores (used by ingest.py).
+
+Rowids are assigned here, under the file's write transaction: new samples get consecutive ids
+(so their FTS rows are added with one INSERT … SELECT per batch), changed samples keep theirs
+(so scores made in evtui, which reference the rowid, stay attached).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from evtui.store import rows as R
+
+
+class SampleWriter:
+    """Buffers sample rows and writes them in batches, touching only what changed."""
+
+    def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
+        self.conn = conn
+        self.run_id = run_id
+        # (sample_id, epoch) -> (rowid, content digest) of what the index holds for this run
+        self.existing: dict[tuple[str, int], tuple[int, bytes | None]] = {
+            (sid, epoch): (rowid, digest)
+            for rowid, sid, epoch, digest in conn.execute(
+                "SELECT id, sample_id, epoch, content_hash FROM samples WHERE run_id = ?", (run_id,)
+            )
+        }
+        self.seen: set[tuple[str, int]] = set()
+        self.next_sample = conn.execute("SELECT IFNULL(MAX(id), 0) + 1 FROM samples").fetchone()[0]
+        self.next_score = conn.execute("SELECT IFNULL(MAX(id), 0) + 1 FROM scores").fetchone()[0]
+        self.inserts: list[tuple[Any, ...]] = []
+        self.updates: list[tuple[Any, ...]] = []
+        self.new_scores: list[tuple[int, list[R.ScorePayload]]] = []
+        self.replaced_scores: list[tuple[int, list[R.ScorePayload]]] = []
+        self.pending = 0
+        self.pending_bytes = 0
+        self.read = self.scores = self.written = 0
+
+    def add(self, sample: Any) -> None:
+        row, scores = R.sample_row(sample)
+        key = (row[0], row[1])
+        if key in self.seen:  # a repeat of this file's sample may overwrite a pending row
+            self.flush()
+        self.read += 1
+        self.scores += len(scores)
+        self.seen.add(key)
+        known = self.existing.get(key)
+        if known is not None and known[1] == row[11]:
+            return
+        if known is None:
+            rowid = self.next_sample
+            self.next_sample += 1
+            self.inserts.append((rowid, self.run_id, *row))
+            self.new_scores.append((rowid, scores))
+        else:
+            rowid = known[0]
+            self.updates.append((*row[2:], rowid))
+            self.replaced_scores.append((rowid, scores))
+        # A sample repeated later in the same file (a re-run) replaces this one: last wins.
+        self.existing[key] = (rowid, row[11])
+        self.pending += 1
+        self.pending_bytes += len(row[16]) + len(row[17]) + len(row[20]) + len(row[19] or "")
+        self.written += 1
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        conn = self.conn
+        if self.inserts:
+            conn.executemany(
+                f"INSERT INTO samples(id, run_id, {R.SAMPLE_COLUMNS}) VALUES ({', '.join('?' * (R.SAMPLE_FIELD_COUNT + 2))})",
+                self.inserts,
+            )
+            # New rowids are consecutive within a batch (assigned here under the write lock).
+            conn.execute(
+                "INSERT INTO samples_fts(rowid, input_text, output_text) "
+                "SELECT id, input_text, output_text FROM samples WHERE id BETWEEN ? AND ?",
+                (self.inserts[0][0], self.inserts[-1][0]),
+            )
+        if self.updates:
+            columns = R.SAMPLE_COLUMNS.split(", ")[2:]
+            conn.executemany(
+                f"UPDATE samples SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", self.updates
+            )
+            self._drop_replaced_scores()
+        self._insert_scores(self.new_scores + self.replaced_scores)
+        self.inserts.clear()
+        self.updates.clear()
+        self.new_scores.clear()
+        self.replaced_scores.clear()
+        self.pending = self.pending_bytes = 0
+
+    def _drop_replaced_scores(self) -> None:
+        """Delete the recorded scores of updated samples, except those edited in evtui."""
+        protected: set[tuple[int, str]] = set()
+        rowids = [rowid for rowid, _ in self.replaced_scores]
+        for chunk in _chunks(rowids, 500):
+            marks = ", ".join("?" * len(chunk))
+            protected |= set(
+                self.conn.execute(
+                    f"SELECT sc.sample_rowid, sc.scorer FROM scores sc WHERE sc.source = 'log' "
+                    f"AND sc.sample_rowid IN ({marks}) AND EXISTS (SELECT 1 FROM score_edits e "
+                    f"WHERE e.score_id = sc.id AND e.origin != 'log')",
+                    chunk,
+                ).fetchall()
+            )
+            self.conn.execute(
+                f"DELETE FROM scores WHERE source = 'log' AND sample_rowid IN ({marks}) AND NOT EXISTS "
+                f"(SELECT 1 FROM score_edits e WHERE e.score_id = scores.id AND e.origin != 'log')",
+                chunk,
+            )
+        self.replaced_scores = [
+            (rowid, [p for p in payloads if (rowid, p[0][0]) not in protected])
+            for rowid, payloads in self.replaced_scores
+        ]
+
+    def _insert_scores(self, batch: list[tuple[int, list[R.ScorePayload]]]) -> None:
+        score_rows: list[tuple[Any, ...]] = []
+        edit_rows: list[tuple[Any, ...]] = []
+        for rowid, payloads in batch:
+            for row, edits in payloads:
+                score_id = self.next_score
+                self.next_score += 1
+                score_rows.append((score_id, rowid, self.run_id, *row))
+                edit_rows.extend((score_id, *edit) for edit in edits)
+        if score_rows:
+            self.conn.executemany(
+                f"INSERT INTO scores({R.SCORE_COLUMNS}) VALUES ({', '.join('?' * 12)})", score_rows
+            )
+        if edit_rows:
+            self.conn.executemany(
+                f"INSERT INTO score_edits({R.EDIT_COLUMNS}) VALUES ({', '.join('?' * 11)})", edit_rows
+            )
+
+    def delete_vanished(self) -> int:
+        gone = [(rowid,) for key, (rowid, _) in self.existing.items() if key not in self.seen]
+        self.conn.executemany("DELETE FROM samples WHERE id = ?", gone)
+        return len(gone)
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
