@@ -1,0 +1,234 @@
+"""Keyset-paged sample lists: counts, pages in any sort order, and jumps to a position.
+
+Paging is keyset, never OFFSET: a page is "the `limit` rows after key `after`" in the chosen
+order, where a key is the sort values plus the rowid of the last row shown. `sample_at` is the
+one place that walks to a position (to jump), and it only reads index-sized columns.
+
+`filter` is the filter language of store/filters.py; `search` is words matched with FTS5 over
+input and output (each word as a prefix, all words required). Score columns name scores as in
+the filter language: `match` (effective: human > latest job > log), `match@log`, `match@3`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evtui.store.filters import compile_filter, score_column_sql
+from evtui.store.queries_runs import Db, conn_of
+
+__all__ = ["SORTS", "ScoreCell", "SampleRow", "SamplePage", "count_samples", "page_samples", "sample_at", "fts_query"]
+
+PREVIEW_CHARS = 300  # list rows carry only the start of long texts
+
+
+def decode_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)  # json (not orjson): values may hold NaN
+
+
+@dataclass(frozen=True)
+class ScoreCell:
+    value: Any  # decoded JSON value; NaN = unscored; None = no score
+    value_num: float | None
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """One line of the samples list (texts truncated to PREVIEW_CHARS)."""
+
+    rowid: int
+    sample_id: str
+    epoch: int
+    input: str
+    output: str
+    target: list[str]
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    cost: float | None
+    total_time: float | None
+    error: str | None
+    limit: str | None
+    completed: bool
+    scores: dict[str, ScoreCell]
+    key: tuple[Any, ...]  # pass as `after` to continue after this row
+
+
+@dataclass(frozen=True)
+class SamplePage:
+    rows: list[SampleRow]
+    has_more: bool
+
+    @property
+    def next_after(self) -> tuple[Any, ...] | None:
+        return self.rows[-1].key if self.rows else None
+
+
+# sort name -> (key expressions, whether the first may be NULL). s.id always breaks ties.
+SORTS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "index": ((), False),
+    "id": (("s.id_sort", "s.epoch"), False),
+    "epoch": (("s.epoch", "s.id_sort"), False),
+    "input": (("s.input_text",), False),
+    "output": (("s.output_text",), False),
+    "tokens": (("s.total_tokens",), True),
+    "input_tokens": (("s.input_tokens",), True),
+    "output_tokens": (("s.output_tokens",), True),
+    "cost": (("s.cost",), True),
+    "time": (("s.total_time",), True),
+    "working_time": (("s.working_time",), True),
+    "error": (("s.error",), True),
+    "limit": (("s.limit_type",), True),
+}
+
+
+def fts_query(search: str) -> str:
+    """User words → an FTS5 query: every word required, each a quoted prefix (no FTS syntax)."""
+    words = search.split()
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+class SampleWhere:
+    """The WHERE clause shared by count/page/at/groups: run, filter, search."""
+
+    def __init__(self, run_id: int, filter: str | None, search: str | None, score_columns: Sequence[str]) -> None:
+        sql, params = compile_filter(filter or "", score_columns=score_columns)
+        self.parts = ["s.run_id = ?", sql]
+        self.params: list[Any] = [run_id, *params]
+        if search and search.split():
+            self.parts.append("s.id IN (SELECT rowid FROM samples_fts WHERE samples_fts MATCH ?)")
+            self.params.append(fts_query(search))
+
+    def add(self, sql: str, params: Sequence[Any]) -> None:
+        self.parts.append(sql)
+        self.params.extend(params)
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(p for p in self.parts if p != "1")
+
+
+def _sort_key(sort: str, score_columns: Sequence[str]) -> tuple[list[str], list[Any], bool]:
+    """(key expressions, their params, first may be NULL) for a sort name or score column."""
+    if sort in SORTS:
+        exprs, nullable = SORTS[sort]
+        return list(exprs), [], nullable
+    if sort.partition("@")[0] in {c.partition("@")[0] for c in score_columns}:
+        sql, params = score_column_sql(sort, "value_num")
+        return [sql], list(params), True
+    raise ValueError(f"unknown sort {sort!r}; expected one of {', '.join(SORTS)} or a score column")
+
+
+def _keyset(exprs: list[str], params: list[Any], nullable: bool, after: tuple, descending: bool) -> tuple[str, list]:
+    """The condition 'comes after `after`' for ORDER BY exprs, s.id (NULLs first ascending)."""
+    values = list(after)
+    if len(values) != len(exprs) + 1:
+        raise ValueError(f"`after` must have {len(exprs) + 1} values for this sort, got {len(values)}")
+    cmp = "<" if descending else ">"
+    left = "(" + ", ".join([*exprs, "s.id"]) + ")"
+    right = "(" + ", ".join("?" * len(values)) + ")"
+    if not nullable or values[0] is not None:
+        cond = f"{left} {cmp} {right}"
+        cond_params = params + values
+        if nullable and descending:  # NULLs sort last when descending
+            cond = f"({cond} OR {exprs[0]} IS NULL)"
+            cond_params += params
+        return cond, cond_params
+    # The last row shown had a NULL key.
+    first = exprs[0]
+    rest_left = "(" + ", ".join([*exprs[1:], "s.id"]) + ")"
+    rest_right = "(" + ", ".join("?" * (len(values) - 1)) + ")"
+    same = f"({first} IS NULL AND {rest_left} {cmp} {rest_right})"
+    if descending:
+        return same, params + values[1:]
+    return f"({same} OR {first} IS NOT NULL)", params + values[1:] + params
+
+
+def count_samples(db: Db, run_id: int, filter: str | None = None, search: str | None = None,
+                  score_columns: Sequence[str] = ()) -> int:
+    """How many samples of the run match `filter` and `search`."""
+    where = SampleWhere(run_id, filter, search, score_columns)
+    return conn_of(db).execute(f"SELECT count(*) FROM samples s WHERE {where.sql}", where.params).fetchone()[0]
+
+
+def page_samples(
+    db: Db,
+    run_id: int,
+    *,
+    sort: str = "index",
+    descending: bool = False,
+    after: tuple | None = None,
+    limit: int = 100,
+    filter: str | None = None,
+    search: str | None = None,
+    score_columns: Sequence[str] = (),
+) -> SamplePage:
+    """The `limit` samples after key `after` (None = from the start), in `sort` order.
+
+    `sort` is a name from SORTS ("index" = file order) or a score column (by value_num).
+    Raises FilterError for a malformed filter, ValueError for an unknown sort.
+    """
+    exprs, key_params, nullable = _sort_key(sort, score_columns)
+    where = SampleWhere(run_id, filter, search, score_columns)
+    if after is not None:
+        where.add(*_keyset(exprs, key_params, nullable, after, descending))
+    select_params: list[Any] = []
+    score_sql = []
+    for column in score_columns:
+        value_sql, value_params = score_column_sql(column, "value")
+        num_sql, num_params = score_column_sql(column, "value_num")
+        score_sql.append(f"{value_sql}, {num_sql}")
+        select_params += [*value_params, *num_params]
+    key_sql = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
+    select_params += key_params
+    direction = " DESC" if descending else ""
+    order = ", ".join([f"k{i}{direction}" for i in range(len(exprs))] + [f"s.id{direction}"])
+    sql = (
+        f"SELECT s.id, s.sample_id, s.epoch, substr(s.input_text, 1, {PREVIEW_CHARS}), "
+        f"substr(s.output_text, 1, {PREVIEW_CHARS}), s.target, s.input_tokens, s.output_tokens, "
+        f"s.total_tokens, s.cost, s.total_time, substr(s.error, 1, {PREVIEW_CHARS}), s.limit_type, s.completed"
+        + "".join(", " + x for x in score_sql + key_sql)
+        + f" FROM samples s WHERE {where.sql} ORDER BY {order} LIMIT ?"
+    )
+    rows = conn_of(db).execute(sql, [*select_params, *where.params, limit + 1]).fetchall()
+    n_scores = len(score_columns)
+    out = []
+    for row in rows[:limit]:
+        cells = {
+            column: ScoreCell(decode_json(row[14 + 2 * i]), row[15 + 2 * i]) for i, column in enumerate(score_columns)
+        }
+        key = tuple(row[14 + 2 * n_scores :]) + (row[0],)
+        out.append(SampleRow(
+            row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], row[8],
+            row[9], row[10], row[11], row[12], bool(row[13]), cells, key,
+        ))
+    return SamplePage(out, len(rows) > limit)
+
+
+def sample_at(
+    db: Db,
+    run_id: int,
+    position: int,
+    *,
+    sort: str = "index",
+    descending: bool = False,
+    filter: str | None = None,
+    search: str | None = None,
+    score_columns: Sequence[str] = (),
+) -> tuple | None:
+    """The `after` key that makes page_samples start at row `position` (0-based) of this order;
+    None for position 0. Walks the order reading only the key columns (for jumps, not paging)."""
+    if position <= 0:
+        return None
+    exprs, key_params, _ = _sort_key(sort, score_columns)
+    where = SampleWhere(run_id, filter, search, score_columns)
+    direction = " DESC" if descending else ""
+    keys = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
+    order = ", ".join([f"k{i}{direction}" for i in range(len(exprs))] + [f"s.id{direction}"])
+    row = conn_of(db).execute(
+        f"SELECT {', '.join(keys + ['s.id'])} FROM samples s WHERE {where.sql} ORDER BY {order} LIMIT 1 OFFSET ?",
+        [*key_params, *where.params, position - 1],
+    ).fetchone()
+    return None if row is None else tuple(row)
