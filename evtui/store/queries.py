@@ -1,6 +1,7 @@
 """The read queries the UI and the scoring engine use; one import for both halves.
 
-Run-level queries live in queries_runs.py, sample-level ones in queries_samples.py.
+Run-level queries live in queries_runs.py, the paged sample list in queries_paging.py, and
+one sample, its epochs, value counts and groups in queries_samples.py.
 """
 
 from evtui.store.queries_runs import *  # noqa: F401,F403
