@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="evtui",
         description="A terminal workbench for LLM evaluation runs.",
-        epilog="subcommands: " + "; ".join(f"evtui {n}: {h}" for n, h in SUBCOMMANDS.items()),
+        epilog="subcommands (evtui NAME --help for each):\n"
+        + "\n".join(f"  {name:<8} {summary}" for name, summary in SUBCOMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     module = importlib.import_module("evtui.commands.open")
     module.add_arguments(parser)
