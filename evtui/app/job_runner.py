@@ -81,6 +81,7 @@ class QueuedJob:
     name: str
     run_ids: list[int]
     cancel: threading.Event = field(default_factory=threading.Event)
+    child_cancel: Any = None  # the running process's event: set at once, so no further batch starts
 
 
 def job_label(name: str | None, job_id: int) -> str:
@@ -143,8 +144,11 @@ class JobRunner:
 
     def cancel(self, job_id: int) -> bool:
         """Cancel a running job (at the next batch) or drop a queued one; False if it is neither."""
-        if self.current is not None and self.current.job_id == job_id:
-            self.current.cancel.set()
+        current = self.current
+        if current is not None and current.job_id == job_id:
+            current.cancel.set()
+            if current.child_cancel is not None:
+                current.child_cancel.set()
             return True
         with self._lock:
             found = next((item for item in self.queue if item.job_id == job_id), None)
@@ -241,7 +245,7 @@ class JobRunner:
         context = multiprocessing.get_context("spawn")  # never fork a process that runs threads
         _ensure_resource_tracker()
         updates = context.Queue()
-        cancel = context.Event()
+        cancel = item.child_cancel = context.Event()
         child = context.Process(
             target=score_in_child, args=(str(self.db_path), item.job_id, updates, cancel),
             name=f"evtui-job-{item.job_id}", daemon=True,

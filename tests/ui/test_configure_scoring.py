@@ -186,3 +186,36 @@ async def test_marked_runs_are_scored_together_and_plugins_are_listed_with_descr
         assert [picker.get_option_at_index(i).id for i in range(picker.option_count)] == ["ends_with_target"]
         prompt = str(picker.get_option_at_index(0).prompt)
         assert "plugin file" in prompt and "C when the completion ends with" in prompt  # cut to the column
+
+
+async def test_metrics_and_reducers_picked_from_their_tabs_replace_the_defaults(run_dir):
+    app = make_app(run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_run(app, pilot, "mc_epochs.eval")
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = await pick(app, pilot, "choice")
+        assert "Metrics: accuracy, stderr" in str(dialog.query_one("#chosen-defaults").render())
+        await pilot.click("#kind-metric")
+        await settle(app, pilot)
+        await pick(app, pilot, "ci")
+        assert app.focused.id == "field-level"
+        await type_text(pilot, "1.5")
+        assert "must be 0 < x < 1, got 1.5" in str(dialog.query_one("#error-level").render())
+        assert dialog.query_one("#run").disabled
+        await pilot.press("backspace", "backspace", "backspace")
+        await type_text(pilot, "0.9")
+        await pilot.click("#kind-reducer")
+        await settle(app, pilot)
+        await pick(app, pilot, "pass_at")
+        await type_text(pilot, "2")  # k
+        config = dialog.build_config()
+        assert (config.scorers, config.metrics, config.reducers) == (["choice"], ["ci(level=0.9)"], ["pass_at(k=2)"])
+        assert "Metrics:" not in str(dialog.query_one("#chosen-defaults").render())
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        await settle(app, pilot)
+        rows = table_text(app.screen.query_one("#results-table"))
+        computed = {(row[0], row[2]) for row in rows if row[5].startswith("evtui job")}
+        assert computed == {("choice", "lower"), ("choice", "upper")}  # ci is an interval
+        assert {row[1] for row in rows if row[5].startswith("evtui job")} == {"pass_at_2"}

@@ -121,6 +121,7 @@ class ConfigureScoringDialog(ModalScreen[ScoringRequest | None]):
         self.title_text = title or (f"{len(run_ids)} runs" if len(run_ids) != 1 else "this run")
         self.run_dir = run_dir
         self.chosen: list[ChosenSpec] = []
+        self._form_index: int | None = None  # the chosen item the form shows
         self.score_columns: list[str] = []
         self.subset_kind = "all"
         self.plugins: list[str] = []
@@ -221,6 +222,7 @@ class ConfigureScoringDialog(ModalScreen[ScoringRequest | None]):
     def apply_config(self, config: ScoringJobConfig) -> None:
         """Fill the dialog from a saved configuration."""
         self.chosen = []
+        self._form_index = None
         problems = []
         for kind, specs in (("scorer", config.scorers), ("metric", config.metrics or []), ("reducer", config.reducers or [])):
             for spec in specs:
@@ -272,9 +274,9 @@ class ConfigureScoringDialog(ModalScreen[ScoringRequest | None]):
 
     def _show_form(self, index: int | None, focus: bool = False) -> None:
         box = self.query_one("#form-box")
-        current = box.query(SpecForm)
-        if index is not None and current and getattr(current.first(), "chosen_index", None) == index:
-            return
+        if index is not None and index == self._form_index:
+            return  # already shown (highlighting the item it was opened for)
+        self._form_index = index
         box.remove_children()
         if index is None or index >= len(self.chosen):
             box.mount(Static("Pick a scorer on the left (Enter) to configure it.", classes="form-doc"))
@@ -301,7 +303,7 @@ class ConfigureScoringDialog(ModalScreen[ScoringRequest | None]):
         if index is None or not self.chosen or not chosen_list.has_focus:
             return
         del self.chosen[index]
-        self.query_one("#form-box").remove_children()
+        self._form_index = None
         self._fill_chosen(min(index, len(self.chosen) - 1) if self.chosen else None)
 
     # ------------------------------------------------------------------ samples, checks, actions
