@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
@@ -44,9 +44,10 @@ class IndexChanged(Message):
 
 @dataclass
 class RunsLoaded(Message):
-    """The runs screen's rows, fetched in a worker."""
+    """The runs screen's rows, fetched in a worker, with the live state of runs still being written."""
 
     runs: list[Any]
+    live: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass

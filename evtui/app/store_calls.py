@@ -6,6 +6,7 @@ SQLite connections must not cross threads, so every call opens the index, querie
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from evtui.store import queries
 from evtui.store.schema import connect
@@ -16,6 +17,17 @@ def fetch_runs(db_path: Path) -> list[queries.RunRow]:
     db = connect(db_path)
     try:
         return queries.list_runs(db)
+    finally:
+        db.conn.close()
+
+
+def fetch_live_runs(db_path: Path, run_ids: list[int]) -> dict[int, Any]:
+    """The live buffer state (evtui.store.live.LiveRun) of runs that are still being written."""
+    from evtui.store.live import live_runs
+
+    db = connect(db_path)
+    try:
+        return live_runs(db, run_ids)
     finally:
         db.conn.close()
 

@@ -38,6 +38,8 @@ class RunsScreen(Screen[None]):
         self.runs: list[Any] = []
         self.marked: set[int] = set()
         """Run ids marked with space (for compare)."""
+        self.live: dict[int, Any] = {}
+        """Live buffer state of runs still being written (evtui.store.live.LiveRun), by run id."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -54,14 +56,16 @@ class RunsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load-runs", exit_on_error=False)
     def load_runs(self) -> None:
         """Fetch the run list in a thread; the result arrives as RunsLoaded."""
-        from evtui.app.store_calls import fetch_runs
+        from evtui.app.store_calls import fetch_live_runs, fetch_runs
 
         try:
             runs = fetch_runs(self.app.db_path)  # type: ignore[attr-defined]
+            started = [run.id for run in runs if run.status == "started"]
+            live = fetch_live_runs(self.app.db_path, started) if started else {}  # type: ignore[attr-defined]
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("runs", f"{type(error).__name__}: {error}"))
             return
-        self.post_message(RunsLoaded(runs))
+        self.post_message(RunsLoaded(runs, live))
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
@@ -77,6 +81,7 @@ class RunsScreen(Screen[None]):
         # Stay on the selected run as the list grows, unless on the first row: then stay at the top.
         selected = self._selected_run_id() if table.cursor_row > 0 else None
         self.runs = message.runs
+        self.live = message.live
         self.marked &= {run.id for run in message.runs}
         self._show_rows()
         if selected is not None:
@@ -92,7 +97,7 @@ class RunsScreen(Screen[None]):
 
     def _show_rows(self) -> None:
         table = self.query_one("#runs-table", BoundedTable)
-        rows = [run_cells(run, marked=run.id in self.marked) for run in self.runs]
+        rows = [run_cells(run, marked=run.id in self.marked, live=self.live.get(run.id)) for run in self.runs]
         table.show_rows(rows, keys=[str(run.id) for run in self.runs])
 
     def _show_count(self) -> None:
@@ -156,16 +161,32 @@ class RunsScreen(Screen[None]):
         open_configure_scoring(self.app, run_ids)
 
 
-def run_cells(run: Any, marked: bool = False) -> tuple[Any, ...]:
-    """The table cells for one `queries.RunRow`; a marked run's task starts with a dot."""
+def run_cells(run: Any, marked: bool = False, live: Any = None) -> tuple[Any, ...]:
+    """The table cells for one `queries.RunRow`; a marked run's task starts with a dot.
+
+    `live` (a LiveRun) adds what a run still being written is doing: samples in flight, its
+    running headline metric, and whether its writer process is gone (killed).
+    """
     file_name = Path(run.path).name
     task = Content(run.task or "–")
+    status = fmt.status_content(run.status)
+    samples = fmt.format_samples(run.samples_completed, run.samples_total)
+    headline = Content(headline_text(run.headline) or "–")
+    if live is not None:
+        if not live.process_alive:
+            status = Content.assemble(status, (" (writer gone)", "$text-muted"))
+        elif live.running:
+            samples = Content.assemble(samples, (f" +{live.running} running", "$text-muted"))
+        if not run.headline and live.metrics:
+            shown = next((m for m in live.metrics if m.headline), live.metrics[0])
+            value = "–" if shown.value is None else f"{shown.value:.3f}"
+            headline = Content(f"live {shown.scorer} {shown.name} {value}")
     return (
         Content.assemble(("● ", "$accent"), task) if marked else task,
         Content(run.model or "–"),
-        fmt.status_content(run.status),
-        fmt.format_samples(run.samples_completed, run.samples_total),
-        Content(headline_text(run.headline) or "–"),
+        status,
+        samples,
+        headline,
         fmt.format_tokens(run.total_tokens),
         fmt.format_cost(run.cost),
         fmt.format_duration(run.duration),
