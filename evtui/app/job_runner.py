@@ -14,6 +14,7 @@ JobFinished and ScoresChanged (the runs whose evtui-computed results changed).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import sys
@@ -313,6 +314,8 @@ def score_in_child(db_path: str, job_id: int, updates: Any, cancel: Any) -> None
     Plugin files come from the job's configuration, as for `evtui score`.
     """
     _quiet_output()  # the parent's terminal belongs to the TUI
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)  # background work: on a busy machine the UI process gets the CPU first
     from evtui.scoring.engine import resume_job
 
     try:
