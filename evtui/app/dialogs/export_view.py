@@ -1,0 +1,166 @@
+"""Export the samples table's current view (every matching row) to a CSV or JSON file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+from textual.worker import get_current_worker
+
+from evtui.store.export_view import SampleView
+
+
+@dataclass
+class ExportDefaults(Message):
+    path: Path
+
+
+@dataclass
+class ExportDone(Message):
+    path: Path
+    rows: int
+
+
+@dataclass
+class ExportFailed(Message):
+    error: str
+
+
+class ExportViewDialog(ModalScreen[Path | None]):
+    """Pick CSV or JSON and a path; the export runs in a worker; dismissed with the written path."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="export_view.cancel")]
+    DEFAULT_CSS = """
+    ExportViewDialog { align: center middle; }
+    ExportViewDialog > Vertical {
+        width: 90; height: auto; padding: 1 2; border: thick $primary; background: $surface;
+    }
+    ExportViewDialog #export-summary { color: $text-muted; margin-bottom: 1; }
+    ExportViewDialog RadioSet { layout: horizontal; height: auto; margin-bottom: 1; }
+    ExportViewDialog #export-status { height: auto; margin-top: 1; }
+    ExportViewDialog #export-status.-error { color: $error; }
+    ExportViewDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
+    ExportViewDialog Button { margin-left: 1; }
+    """
+
+    def __init__(self, db_path: Path, view: SampleView, roots: Sequence[Path] = (), title: str = "") -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.view = view
+        self.roots = [Path(root) for root in roots]
+        self.run_title = title
+        self.written: tuple[Path, int] | None = None
+
+    def compose(self) -> ComposeResult:
+        parts = [self.run_title or f"run {self.view.run_id}"]
+        if self.view.filter:
+            parts.append(f"filter: {self.view.filter}")
+        if self.view.search:
+            parts.append(f"search: {self.view.search}")
+        with Vertical():
+            yield Label("Export the samples view (every matching row)")
+            yield Static(" · ".join(parts), id="export-summary", markup=False)
+            with RadioSet(id="export-format"):
+                yield RadioButton("CSV", value=True, id="format-csv")
+                yield RadioButton("JSON", id="format-json")
+            yield Input(placeholder="path of the file to write", id="export-path")
+            yield Static("", id="export-status", markup=False)
+            with Horizontal():
+                yield Button("Export", variant="primary", id="export-start")
+                yield Button("Cancel", id="export-cancel")
+
+    def on_mount(self) -> None:
+        self.load_defaults()
+        self.query_one("#export-path", Input).focus()
+
+    @property
+    def format(self) -> str:
+        return "json" if self.query_one("#format-json", RadioButton).value else "csv"
+
+    @work(thread=True, exclusive=True, group="export-defaults", exit_on_error=False)
+    def load_defaults(self) -> None:
+        """Find the run's file to name the default export path after it."""
+        from evtui.store.export_view import default_export_path, run_file
+        from evtui.store.schema import connect
+
+        db = connect(self.db_path)
+        try:
+            run_path = run_file(db, self.view.run_id)
+        finally:
+            db.conn.close()
+        if run_path is None:
+            run_path = str(self.db_path.parent / f"run-{self.view.run_id}")
+        self.post_message(ExportDefaults(default_export_path(run_path, self.roots, "csv")))
+
+    @on(ExportDefaults)
+    def _on_defaults(self, message: ExportDefaults) -> None:
+        path_input = self.query_one("#export-path", Input)
+        if not path_input.value:
+            path_input.value = str(message.path.with_suffix(f".{self.format}"))
+
+    @on(RadioSet.Changed)
+    def _on_format_changed(self) -> None:
+        path_input = self.query_one("#export-path", Input)
+        if path_input.value:
+            path = Path(path_input.value)
+            if path.suffix.lower() in (".csv", ".json"):
+                path_input.value = str(path.with_suffix(f".{self.format}"))
+
+    @on(Input.Submitted, "#export-path")
+    @on(Button.Pressed, "#export-start")
+    def action_export(self) -> None:
+        text = self.query_one("#export-path", Input).value.strip()
+        status = self.query_one("#export-status", Static)
+        if not text:
+            status.update("Give a path to write.")
+            status.add_class("-error")
+            return
+        status.remove_class("-error")
+        status.update("Exporting…")
+        self.query_one("#export-start", Button).disabled = True
+        self.run_export(Path(text).expanduser(), self.format)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def run_export(self, path: Path, format: str) -> None:
+        """Write the view in a thread with its own connection."""
+        from evtui.store.export_view import export_view
+        from evtui.store.schema import connect
+
+        worker = get_current_worker()
+        try:
+            db = connect(self.db_path)
+            try:
+                rows = export_view(db, self.view, path, format, should_stop=lambda: worker.is_cancelled)
+            finally:
+                db.conn.close()
+        except Exception as error:  # shown in the dialog; the user may fix the path and retry
+            self.post_message(ExportFailed(f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(ExportDone(path, rows))
+
+    @on(ExportDone)
+    def _on_done(self, message: ExportDone) -> None:
+        self.written = (message.path, message.rows)
+        noun = "row" if message.rows == 1 else "rows"
+        self.app.notify(f"Exported {message.rows:,} {noun} to {message.path}", title="Export", markup=False)
+        self.dismiss(message.path)
+
+    @on(ExportFailed)
+    def _on_failed(self, message: ExportFailed) -> None:
+        status = self.query_one("#export-status", Static)
+        status.update(f"Could not export: {message.error}")
+        status.add_class("-error")
+        self.query_one("#export-start", Button).disabled = False
+
+    @on(Button.Pressed, "#export-cancel")
+    def action_cancel(self) -> None:
+        self.workers.cancel_group(self, "export")
+        self.dismiss(None)
