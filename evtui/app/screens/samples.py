@@ -11,11 +11,13 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed, ScorersLoaded
+from evtui.app.widgets.filter_bar import FilterBar
 from evtui.app.widgets.sql_table import Column, PageRequest, SqlTable
 from evtui.app.widgets.status_line import StatusLine
 
@@ -114,24 +116,43 @@ def store_sort(column_key: str | None) -> str:
     return column_key.removeprefix("score:")
 
 
+@dataclass
+class TotalLoaded(Message):
+    """The run's unfiltered sample rows were counted."""
+
+    total: int
+
+
 class SamplesScreen(Screen[None]):
     """A run's samples with each scorer's value, the chosen scorer's answer, tokens, time, error."""
 
     TITLE = "Samples"
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="samples.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="samples.back"),
+        Binding("slash", "focus_filter", "Filter", key_display="/", id="samples.filter"),
+        Binding("x", "export", "Export", id="samples.export"),
+        Binding("y,ctrl+c", "copy_row", "Copy row", id="samples.copy"),
+    ]
 
     def __init__(
-        self, run_id: int, scorer: str | None = None, title: str = "", scorers: list[str] | None = None
-    ) -> None:
+        self, run_id: int, scorer: str | None = None, title: str = "", scorers: list[str] | None = None,
+        filter: str | None = None, search: str | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.run_id = run_id
         self.scorer = scorer
         self.run_title = title
         self.scorers: list[str] | None = None
         self._known_scorers = scorers
+        self.filter, self.search = filter or None, search or None
+        self.answer_scorer: str | None = None
+        self.run_total: int | None = None
+        self.shown_count: int | None = None
+        self.table: SqlTable | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield FilterBar(filter=self.filter, search=self.search, id="samples-filter")
         yield Static("loading…", id="samples-hint")
         yield StatusLine(id="samples-status")
         yield Footer()
@@ -142,6 +163,25 @@ class SamplesScreen(Screen[None]):
             self._show_table(ScorersLoaded(self._known_scorers))
         else:
             self.load_scorers()
+        self.load_total()
+
+    @work(thread=True, exclusive=True, group="load-total", exit_on_error=False)
+    def load_total(self) -> None:
+        """The run's unfiltered sample rows (the M of "N of M samples")."""
+        from evtui.store.export_view import run_total
+        from evtui.store.schema import connect
+
+        db = connect(self.app.db_path)  # type: ignore[attr-defined]
+        try:
+            total = run_total(db, self.run_id)
+        finally:
+            db.conn.close()
+        self.post_message(TotalLoaded(total))
+
+    @on(TotalLoaded)
+    def _on_total_loaded(self, message: TotalLoaded) -> None:
+        self.run_total = message.total
+        self._show_count()
 
     @work(thread=True, exclusive=True, group="load-scorers", exit_on_error=False)
     def load_scorers(self) -> None:
@@ -160,17 +200,74 @@ class SamplesScreen(Screen[None]):
         if self.scorers is not None:
             return
         self.scorers = scorers = message.scorers
-        answer_scorer = self.scorer if self.scorer in scorers else (scorers[0] if scorers else None)
-        db_path = self.app.db_path  # type: ignore[attr-defined]
+        self.answer_scorer = self.scorer if self.scorer in scorers else (scorers[0] if scorers else None)
+        self.query_one(FilterBar).set_score_columns(scorers)
+        self.query_one("#samples-hint").remove()
+        self._mount_table("id", False, focus=True)
+
+    def _mount_table(self, sort: str | None, descending: bool, *, focus: bool) -> None:
+        """(Re)make the table for the current filter and search (its source is made with them)."""
+        scorers, answer_scorer = self.scorers or [], self.answer_scorer
+        db_path, run_id, filter, search = self.app.db_path, self.run_id, self.filter, self.search  # type: ignore[attr-defined]
         table = SqlTable(
             sample_columns(scorers, answer_scorer),
-            lambda: SamplePageSource(db_path, self.run_id, scorers, answer_scorer),
-            sort="id",
+            lambda: SamplePageSource(db_path, run_id, scorers, answer_scorer, filter=filter, search=search),
+            sort=sort,
+            descending=descending,
             id="samples-table",
         )
-        self.query_one("#samples-hint").remove()
+        self.table = table
         self.mount(table, before=self.query_one(StatusLine))
-        table.focus()
+        if focus:
+            table.focus()
+
+    @on(FilterBar.Changed)
+    async def _on_filter_changed(self, message: FilterBar.Changed) -> None:
+        """A new table for the new filter and search, in the same sort (its source is made with them)."""
+        self.filter, self.search = message.filter, message.search
+        if self.scorers is None:
+            return  # the table is made with them once the scorers arrive
+        old, self.table, self.shown_count = self.table, None, None
+        sort, descending = (old.sort, old.descending) if old is not None else ("id", False)
+        if old is not None:
+            await old.remove()
+        self._mount_table(sort, descending, focus=False)
+
+    @on(FilterBar.Left)
+    def _on_filter_left(self) -> None:
+        if self.table is not None:
+            self.table.focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one(FilterBar).focus_filter()
+
+    def action_export(self) -> None:
+        """Export every row of the current view (filter, search, sort) to CSV or JSON."""
+        from evtui.app.dialogs.export_view import ExportViewDialog
+        from evtui.store.export_view import SampleView
+
+        table = self.table
+        if self.scorers is None or table is None:
+            return
+        view = SampleView(
+            self.run_id, tuple(self.scorers), self.filter, self.search, store_sort(table.sort), table.descending,
+            self.answer_scorer,
+        )  # fmt: skip
+        roots = getattr(self.app, "ingest_paths", [])
+        self.app.push_screen(ExportViewDialog(self.app.db_path, view, roots, title=self.run_title))  # type: ignore[attr-defined]
+
+    def action_copy_row(self) -> None:
+        """Copy the row under the cursor as tab-separated cells (the table has no cell cursor)."""
+        table = self.table
+        row = table.row_at(table.cursor_row) if table is not None and table.row_count else None
+        if table is None or row is None:
+            return
+        cells = []
+        for column in table.columns:
+            cell = column.cell(row)
+            cells.append((cell if isinstance(cell, str) else cell[0]).replace("\t", " ").replace("\n", " "))
+        self.app.copy_to_clipboard("\t".join(cells))
+        self.notify("Copied the row (tab-separated)")
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
@@ -178,15 +275,26 @@ class SamplesScreen(Screen[None]):
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
-        for table in self.query(SqlTable):
-            table.reload()
+        if self.table is not None:
+            self.table.reload()
+        self.load_total()
 
     @on(SqlTable.Counted)
     def _on_counted(self, message: SqlTable.Counted) -> None:
-        count = message.count
-        self.query_one(StatusLine).set_detail(
-            f"{count:,} sample row{'s' if count != 1 else ''} · s: sort · S: reverse · click a header to sort"
-        )
+        if message.table is not self.table:
+            return  # a table replaced by a new filter
+        self.shown_count = message.count
+        self._show_count()
+
+    def _show_count(self) -> None:
+        count = self.shown_count
+        if count is None:
+            return
+        if self.filter or self.search:
+            shown = f"{count:,} of {self.run_total:,} samples" if self.run_total is not None else f"{count:,} matching"
+        else:
+            shown = f"{count:,} sample row{'s' if count != 1 else ''}"
+        self.query_one(StatusLine).set_detail(f"{shown} · /: filter · x: export · s: sort · S: reverse")
 
     @on(SqlTable.RowSelected)
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
