@@ -12,7 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from evtui.store.location import default_index_path
+from evtui.commands.run_paths import index_path_for, index_runs, missing_paths_message
 
 COLUMNS = ("run_id", "path", "sample_id", "epoch", "scorer", "value", "answer", "explanation", "reason", "source", "job_id")
 
@@ -32,23 +32,19 @@ def _fail(message: str, code: int = 2) -> int:
 
 def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        return _fail(f"no such file or directory: {', '.join(missing)}")
-    db_path = Path(args.db) if args.db else default_index_path(paths[0].resolve())
+    problem = missing_paths_message(paths)
+    if problem:
+        return _fail(problem)
+    db_path = index_path_for(paths, args.db)
+    run_ids = index_runs("evtui export", db_path, paths)
+    if not run_ids:
+        return _fail(f"no readable runs under {', '.join(map(str, paths))}", 1)
 
     from evtui.store import jobs, jobs_export
-    from evtui.store.ingest import ingest_paths
     from evtui.store.schema import connect
 
-    report = ingest_paths(db_path, paths)
-    for failure in report.failures:
-        print(f"evtui export: skipped {failure.path}: {failure.error}", file=sys.stderr)
     db = connect(db_path)
     try:
-        run_ids = jobs.run_ids_under(db, paths)
-        if not run_ids:
-            return _fail(f"no readable runs under {', '.join(map(str, paths))}", 1)
         if args.scorer is not None:
             known = jobs.scorer_names(db, run_ids)
             if args.scorer not in known:

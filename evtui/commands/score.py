@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evtui.store.location import default_index_path
+from evtui.commands.run_paths import index_path_for, index_runs, missing_paths_message
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
     from evtui.scoring.specs import SpecError
 
     paths = [Path(p) for p in args.paths]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        return _fail(f"no such file or directory: {', '.join(missing)}")
+    problem = missing_paths_message(paths)
+    if problem:
+        return _fail(problem)
     run_dir = paths[0].resolve()
-    db_path = Path(args.db) if args.db else default_index_path(run_dir)
+    db_path = index_path_for(paths, args.db)
     try:
         config = load_config(run_dir, args.config) if args.config else ScoringJobConfig()
         config = _with_flags(config, args)
@@ -59,23 +59,11 @@ def run(args: argparse.Namespace) -> int:
     except (SpecError, PluginError, ConfigFileError, ValueError) as error:
         return _fail(str(error))
 
-    from evtui.store.ingest import ingest_paths
-
-    report = ingest_paths(db_path, paths)
-    for failure in report.failures:
-        print(f"evtui score: skipped {failure.path}: {failure.error}", file=sys.stderr)
-
-    from evtui.scoring.engine import run_job
-    from evtui.store import jobs
-    from evtui.store.schema import connect
-
-    db = connect(db_path)
-    try:
-        run_ids = jobs.run_ids_under(db, paths)
-    finally:
-        db.conn.close()
+    run_ids = index_runs("evtui score", db_path, paths)
     if not run_ids:
         return _fail(f"no readable runs under {', '.join(map(str, paths))}", 1)
+
+    from evtui.scoring.engine import run_job
 
     cancel = threading.Event()
     progress = _ProgressLine() if sys.stderr.isatty() and not args.json else None

@@ -1,0 +1,36 @@
+"""What the headless commands that work on indexed runs share: check PATHs, index them, find the runs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from evtui.store.location import default_index_path
+
+
+def missing_paths_message(paths: Sequence[Path]) -> str | None:
+    """The usage error for PATHs that do not exist, or None when all do."""
+    missing = [str(path) for path in paths if not path.exists()]
+    return f"no such file or directory: {', '.join(missing)}" if missing else None
+
+
+def index_path_for(paths: Sequence[Path], db: str | None) -> Path:
+    """`--db`, else the index beside the first PATH."""
+    return Path(db) if db else default_index_path(paths[0].resolve())
+
+
+def index_runs(prog: str, db_path: Path, paths: Sequence[Path]) -> list[int]:
+    """Index PATHs (unchanged files are skipped), report files that failed, return the runs under PATHs."""
+    from evtui.store import jobs
+    from evtui.store.ingest import ingest_paths
+    from evtui.store.schema import connect
+
+    report = ingest_paths(db_path, paths)
+    for failure in report.failures:
+        print(f"{prog}: skipped {failure.path}: {failure.error}", file=sys.stderr)
+    db = connect(db_path)
+    try:
+        return jobs.run_ids_under(db, paths)
+    finally:
+        db.conn.close()
