@@ -163,3 +163,14 @@ async def test_export_writes_every_matching_row_not_just_the_loaded_page(tmp_pat
     assert list(rows[0])[:4] == ["id", "epoch", "match", "answer"]
     assert "I" not in {row["match"] for row in rows}
     assert [(int(r["id"]), int(r["epoch"])) for r in rows] == sorted((int(r["id"]), int(r["epoch"])) for r in rows)
+
+
+async def test_the_filter_bar_takes_only_its_own_lines_and_the_table_fills_the_screen(run_dir):
+    app = make_app(run_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_samples(app, pilot, "qa_match.eval")
+        bar, table = screen.query_one(FilterBar), screen.query_one(SqlTable)
+        # The bar sits below the header, one input row high; the table gets the rest of the screen,
+        # so every one of the 12 samples (plus the header line) is on screen at once.
+        assert bar.region.y >= 1 and bar.region.height <= 4
+        assert table.region.y >= bar.region.bottom and table.region.height >= 13

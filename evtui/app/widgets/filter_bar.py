@@ -29,8 +29,8 @@ class FilterBar(Widget):
 
     BINDINGS = [Binding("escape", "clear", "Clear", id="filter_bar.clear")]
     DEFAULT_CSS = """
-    FilterBar { height: auto; dock: top; }
-    FilterBar > Horizontal { height: auto; }
+    FilterBar { height: auto; }
+    FilterBar Vertical, FilterBar Horizontal { height: auto; }
     FilterBar #filter-input { width: 2fr; }
     FilterBar #search-input { width: 1fr; }
     FilterBar #filter-error { color: $error; height: auto; padding: 0 1; }
