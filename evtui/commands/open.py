@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from importlib import resources
 from pathlib import Path
@@ -43,7 +44,9 @@ def resolve_paths(args: argparse.Namespace) -> tuple[Path, list[Path], str] | st
         if not source.is_dir():
             return f"demo runs not found at {source} (broken install?)"
         # The package folder may be read-only and the checkout must stay clean: index in the cache.
-        db = Path(args.db) if args.db else Path(platformdirs.user_cache_dir("evtui")) / "demo" / "index.db"
+        # One demo index per install: two checkouts sharing one would list each other's runs.
+        install = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:12]
+        db = Path(args.db) if args.db else Path(platformdirs.user_cache_dir("evtui")) / f"demo-{install}" / "index.db"
         return db, [source], "demo runs"
     if args.run_dir is None and args.db:
         db = Path(args.db)

@@ -59,3 +59,13 @@ async def test_demo_opens_with_every_demo_run():
         assert shown == sorted(path.name for path in CHECKOUT_DEMO.glob("*.eval"))
         assert app.failure_count == 0 and app.screen.sub_title == "demo runs"
     assert not (CHECKOUT_DEMO / ".evtui").exists()  # the checkout stays clean
+
+
+def test_each_install_keeps_its_own_demo_index(monkeypatch, tmp_path):
+    # Two checkouts (say a clone and a working tree) must not list each other's demo runs.
+    ours, _, _ = open_command.resolve_paths(parse("--demo"))
+    other_demo = tmp_path / "other-checkout" / "demo"
+    other_demo.mkdir(parents=True)
+    monkeypatch.setattr(open_command, "demo_dir", lambda: other_demo)
+    theirs, paths, _ = open_command.resolve_paths(parse("--demo"))
+    assert paths == [other_demo] and theirs != ours
