@@ -7,6 +7,7 @@ version 1, so those features add queries, not migrations.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -196,12 +197,33 @@ def open_connection(path: str | Path) -> sqlite3.Connection:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
+    _use_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     _migrate(conn)
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch a fresh index to WAL (a no-op once it is: the mode is stored in the file).
+
+    The switch needs an exclusive lock and SQLite returns SQLITE_BUSY for it at once, without
+    calling the busy handler, so the app's threads opening a brand-new index together (ingest,
+    runs table, job runner) would fail; retry until `wait_s` instead.
+    """
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def connect(path: str | Path) -> sqlite_utils.Database:
@@ -227,6 +249,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
         )
     for version in range(current + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN IMMEDIATE")
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+            conn.execute("COMMIT")  # another connection migrated while this one waited for the lock
+            continue
         try:
             for statement in _MIGRATIONS[version].split(";\n"):
                 if statement.strip():
