@@ -5,9 +5,9 @@
 
 No Textual: the TUI runs this in a thread worker and turns `JobProgress` into messages.
 
-* Samples are read from the index in batches; each batch's scores are written in one
-  transaction (source 'job', this job's id) as soon as they are made, so a crash or cancel
-  loses at most the batch in flight. `cancel` is honoured between batches.
+* Samples are read from the index in batches as scoring reaches them; scores are written
+  (source 'job', this job's id) every `batch_size` scores or FLUSH_SECONDS, so a crash loses
+  at most that much and a cancel nothing made. `cancel` is honoured before each batch is read.
 * Async scorers (model-graded ones are slow) run concurrently on a fixed pool of workers
   (`config.concurrency`); plain Inspect scorers cost one coroutine call per sample.
 * Resume: running a job again with the same `job_id` skips samples it already scored.
@@ -36,6 +36,7 @@ from evtui.store import jobs
 
 ProgressCallback = Callable[[JobProgress], None]
 PROGRESS_INTERVAL = 0.25  # seconds between progress posts: at most 4 a second
+FLUSH_SECONDS = 1.0  # slow (graded) scores reach the index at least this often
 
 
 class _Progress:
@@ -190,14 +191,8 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
                 progress.run_id, progress.run_path = run_id, plan.run["path"]
                 pending = [r for r in rowids if any(r not in scored[u.name] for u in plan.units)]
                 kept: list[tuple] | None = [] if fresh[run_id] else None
-                for start in range(0, len(pending), config.batch_size):
-                    if cancel is not None and cancel.is_set():
-                        status = "cancelled"
-                        break
-                    batch = pending[start : start + config.batch_size]
-                    await _score_batch(db, job_id, plan, batch, scored, config.concurrency, progress, kept)
-                    jobs.update_job(db, job_id, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
-                    progress.post()
+                if not await _score_run(db, job_id, plan, pending, scored, config, progress, kept, cancel):
+                    status = "cancelled"
                 if status == "cancelled":
                     break
                 # Reading 100k scores back costs more than keeping them: only a resumed run reads.
@@ -260,18 +255,51 @@ def _rows_from_memory(kept: list[tuple]) -> list[dict[str, Any]]:
     ]
 
 
-async def _score_batch(
-    db, job_id: int, plan, batch: list[int], scored: dict[str, set[int]], concurrency: int, progress: _Progress,
-    kept: list[tuple] | None = None,
-) -> None:
-    rows = jobs.fetch_samples(db, batch, transcript=any(_reads_transcript(unit) for unit in plan.units))
-    work: list[tuple[int, Any, Any, ScorerUnit]] = []
-    for row in rows:
-        state, target = state_from_row(row, plan.run["config"], plan.run.get("model"))
-        for unit in plan.units:
-            if row[0] not in scored[unit.name]:
-                work.append((row[0], state, target, unit))
-    made: list[tuple[int, int, str, Any]] = []
+async def _score_run(
+    db, job_id: int, plan, pending: list[int], scored: dict[str, set[int]], config: ScoringJobConfig,
+    progress: _Progress, kept: list[tuple] | None, cancel: threading.Event | None,
+) -> bool:
+    """Score one run's `pending` samples; False when `cancel` stopped it (the scores made are kept).
+
+    A fixed pool of `config.concurrency` workers shares one stream of (sample, scorer) work: a
+    scorer that never suspends (match) runs straight through in the first worker; slow async
+    ones (graders) overlap. Samples are read `batch_size` at a time as the stream reaches them,
+    and `cancel` is checked before each read, never waiting for a batch's slowest sample before
+    the next batch starts. Scores are written as they come: every `batch_size` scores or
+    FLUSH_SECONDS, whichever is first, so a crash loses at most that much.
+    """
+    units = plan.units
+    transcript = any(_reads_transcript(unit) for unit in units)
+    starts = iter(range(0, len(pending), config.batch_size))
+    current: list[Any] = []  # this batch's work, consumed from the end
+    made: list[tuple[int, int, str, Any, Any]] = []
+    last_flush = time.monotonic()
+    cancelled = False
+
+    def next_work() -> tuple[int, Any, Any, ScorerUnit] | None:
+        nonlocal current, cancelled
+        while not current:
+            start = next(starts, None)
+            if start is None or cancelled:
+                return None
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                return None
+            work = []
+            for row in jobs.fetch_samples(db, pending[start : start + config.batch_size], transcript=transcript):
+                state, target = state_from_row(row, plan.run["config"], plan.run.get("model"))
+                work.extend((row[0], state, target, unit) for unit in units if row[0] not in scored[unit.name])
+            work.reverse()
+            current = work
+        return current.pop()
+
+    def flush() -> None:
+        nonlocal made, last_flush
+        batch, made = made, []
+        last_flush = time.monotonic()
+        if batch:
+            jobs.write_scores(db, job_id, batch)
+            jobs.update_job(db, job_id, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
 
     def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool, state: Any) -> None:
         for name, score in scores:
@@ -291,19 +319,21 @@ async def _score_batch(
         progress.session_done += 1
         progress.per_scorer[unit.name][0] += 1
         scored[unit.name].add(rowid)
-
-    # A fixed pool of workers sharing one iterator: a scorer that never suspends (match) runs
-    # straight through in the first worker; slow async ones (graders) overlap up to `concurrency`.
-    queue = iter(work)
+        if len(made) >= config.batch_size or time.monotonic() - last_flush >= FLUSH_SECONDS:
+            flush()
 
     async def worker() -> None:
-        for rowid, state, target, unit in queue:
+        while (item := next_work()) is not None:
+            rowid, state, target, unit = item
             scores, failed = await unit.score(state, target)
             record(rowid, unit, scores, failed, state)
             progress.post()
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(work))))))
-    jobs.write_scores(db, job_id, made)
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(config.concurrency, len(pending) * len(units))))))
+    finally:
+        flush()  # a cancel or a crash keeps every score already made
+    return not cancelled
 
 
 __all__ = ["run_job", "resume_job", "ScoringJobConfig", "JobProgress", "JobResult", "ResultRecord"]
