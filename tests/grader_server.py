@@ -19,8 +19,10 @@ serves until killed.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -30,6 +32,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULT_KINDS = ("429", "500", "slow", "drop", "invalid_json", "empty_choices", "400", "status")
+# Good replies sent in another way of HTTP/1.1: chunked, gzip-encoded, with `Connection: close`,
+# or keep-alive but with the connection shut right after (a server's idle timeout firing).
+VARIANT_KINDS = ("chunked", "gzip", "close", "idle_close")
 
 ReplyText = str | Callable[[dict[str, Any]], str]
 
@@ -147,33 +152,60 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return None
+        if kind in VARIANT_KINDS:
+            return self._send_variant(kind, self._completion(body, self.server.owner._reply_for(prompt, body)))
         if kind == "invalid_json":
             return self._send_raw(200, b"{this is not json", "application/json")
         if kind == "empty_choices":
             return self._send_json(200, {"id": "empty", "object": "chat.completion", "choices": []})
         raise ValueError(f"unknown fault {kind}")
 
+    def _send_variant(self, kind: str, data: dict[str, Any]) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if kind == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            third = len(payload) // 3 + 1
+            for start in range(0, len(payload), third):
+                piece = payload[start : start + third]
+                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if kind == "gzip":
+            payload = gzip.compress(payload)
+            self.send_header("Content-Encoding", "gzip")
+        if kind == "close":
+            self.send_header("Connection", "close")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        if kind in ("close", "idle_close"):
+            self.wfile.flush()
+            self.close_connection = True  # idle_close: without saying so in a header
+
     def _send_completion(self, body: Any, text: str) -> None:
+        self._send_json(200, self._completion(body, text))
+
+    def _completion(self, body: Any, text: str) -> dict[str, Any]:
         model = body.get("model") if isinstance(body, dict) else None
         prompt_tokens = len(_prompt_text(body).split())
         completion_tokens = len(text.split())
-        self._send_json(
-            200,
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
             },
-        )
+        }
 
     def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(data).encode(), "application/json", headers)
@@ -197,8 +229,11 @@ class _Server(ThreadingHTTPServer):
 class GraderServer:
     """A scripted chat-completions server running in a background thread."""
 
-    def __init__(self, *, delay: float = 0.0, default_reply: ReplyText | None = None) -> None:
+    def __init__(
+        self, *, delay: float = 0.0, default_reply: ReplyText | None = None, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.script = _Script(delay=delay)
+        self.ssl_context = ssl_context  # serve HTTPS with this (server-side) context
         if default_reply is not None:
             self.script.default_reply = default_reply
         self.requests: list[RecordedRequest] = []
@@ -216,8 +251,8 @@ class GraderServer:
 
     def inject(self, kind: str, *, times: int = 1, contains: str | None = None, **options: Any) -> None:
         """Answer the next `times` matching requests with a fault (see FAULT_KINDS)."""
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault {kind!r}; choose from {FAULT_KINDS}")
+        if kind not in FAULT_KINDS + VARIANT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}; choose from {FAULT_KINDS + VARIANT_KINDS}")
         with self._lock:
             self.script.faults.append(Fault(kind, times, contains, **options))
 
@@ -260,11 +295,14 @@ class GraderServer:
     def base_url(self) -> str:
         assert self._server is not None, "server not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{host}:{port}/v1"
 
     def start(self) -> "GraderServer":
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
+        if self.ssl_context is not None:
+            self._server.socket = self.ssl_context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="grader-server", daemon=True)
         self._thread.start()
         return self

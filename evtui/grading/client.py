@@ -1,6 +1,6 @@
-"""The grader client: OpenAI-compatible `POST {base_url}/chat/completions` over keep-alive httpx clients.
+"""The grader client: OpenAI-compatible `POST {base_url}/chat/completions` over keep-alive HTTP/1.1 connections (httpx).
 
-A `GradingSession` owns keep-alive httpx clients, one per concurrency slot (which bounds the
+A `GradingSession` owns keep-alive HTTP lanes (lanes.py), one per concurrency slot (which bounds the
 requests in flight), and a reply cache. The engine opens one per job::
 
     async with grading_session(GraderSettings(base_url=..., model=..., concurrency=32),
@@ -172,7 +172,7 @@ class GradingSession:
         headers = {"Content-Type": "application/json", **settings.extra_headers}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        url = httpx.URL(endpoint.url)
+        url = endpoint.url
         payload = orjson.dumps(body)
         failures = 0  # transient: throttling, server errors, timeouts, dropped connections
         invalid = 0  # replies that arrived but could not be used

@@ -13,6 +13,7 @@ A key is only ever read from the environment and held in a `Secret`, whose str/r
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -83,6 +84,7 @@ def redact(text: str, secrets: list[Secret | None], *, piece: int = 8) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=256)
 def shown_url(url: str) -> str:
     """`url` fit to show or store: user:password@ and the query string (often a key) removed."""
     parts = urlsplit(url)
