@@ -35,6 +35,11 @@ def cache_key(base_url: str, model: str, body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
+def _prefix(key: str) -> int:
+    """The first 64 bits of a hex cache key."""
+    return int(key[:16], 16)
+
+
 class GraderCache(Protocol):
     async def get(self, key: str) -> CachedReply | None: ...
 
@@ -67,9 +72,13 @@ class MemoryCache:
 class IndexCache:
     """Replies in the index's `grader_cache` table, read and written on one dedicated thread.
 
-    Lookups made in the same event-loop turn go to SQLite as one query, and new replies are
-    written in batches (one transaction per `write_batch` replies, or after `write_delay`
-    seconds, and on close), so thousands of concurrent graders cost a few round trips.
+    The keys already cached are read once (as 64-bit prefixes: 8 bytes a reply), so a miss,
+    which is every request of a new job, is answered at once instead of by a round trip to
+    the SQLite thread that would leave the request's lane idle meanwhile. Lookups made in the
+    same event-loop turn go to SQLite as one query, and new replies are written in batches
+    (one transaction per `write_batch` replies, or after `write_delay` seconds, and on close),
+    so thousands of concurrent graders cost a few round trips. Replies another process caches
+    during this session are not seen until the next one.
     """
 
     def __init__(self, index_path: str | Path, *, write_batch: int = 200, write_delay: float = 0.25) -> None:
@@ -83,6 +92,9 @@ class IndexCache:
         self._writes: list[dict[str, Any]] = []
         self._write_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._cached_prefixes: Any = None  # sorted numpy uint64 array, once loaded
+        self._new_prefixes: set[int] = set()  # replies put during this session
+        self._loading: asyncio.Future[None] | None = None
 
     def _connection(self) -> Any:
         if self._db is None:
@@ -101,6 +113,10 @@ class IndexCache:
 
     # reads -------------------------------------------------------------------------------
     async def get(self, key: str) -> CachedReply | None:
+        if self._cached_prefixes is None:
+            await self._load_prefixes()
+        if not self._may_hold(key):
+            return None
         loop = asyncio.get_running_loop()
         future: asyncio.Future[CachedReply | None] = loop.create_future()
         self._lookups.setdefault(key, []).append(future)
@@ -108,6 +124,42 @@ class IndexCache:
             self._lookup_scheduled = True
             loop.call_soon(self._flush_lookups)
         return await future
+
+    async def _load_prefixes(self) -> None:
+        if self._loading is None:
+            self._loading = asyncio.get_running_loop().create_future()
+            try:
+                self._cached_prefixes = await self._run(self._read_prefixes)
+            except BaseException as error:
+                self._loading.set_exception(error)
+                self._loading.exception()  # retrieved: the waiters re-raise it
+                self._loading = None
+                raise
+            self._loading.set_result(None)
+        else:
+            await asyncio.shield(self._loading)
+
+    def _read_prefixes(self) -> Any:
+        import numpy as np
+
+        from evtui.store import grader_cache
+
+        prefixes = np.fromiter(
+            (_prefix(key) for key in grader_cache.iter_keys(self._connection())), dtype=np.uint64
+        )
+        prefixes.sort()
+        return prefixes
+
+    def _may_hold(self, key: str) -> bool:
+        """False when `key` is surely not cached; True may be a rare prefix collision."""
+        import numpy as np
+
+        prefix = _prefix(key)
+        if prefix in self._new_prefixes:
+            return True
+        cached = self._cached_prefixes
+        at = int(np.searchsorted(cached, np.uint64(prefix)))
+        return at < len(cached) and int(cached[at]) == prefix
 
     def _flush_lookups(self) -> None:
         self._lookup_scheduled = False
@@ -140,6 +192,7 @@ class IndexCache:
 
     # writes ------------------------------------------------------------------------------
     async def put(self, key: str, *, base_url: str, model: str, body: dict[str, Any], reply: CachedReply) -> None:
+        self._new_prefixes.add(_prefix(key))
         self._writes.append(
             {
                 "key": key, "base_url": base_url, "model": model,

@@ -7,6 +7,7 @@ this module only stores and fetches rows. Rows never hold an API key.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +38,12 @@ def fetch(db: Any, key: str) -> GraderCacheRow | None:
         (key,),
     ).fetchone()
     return GraderCacheRow(*row) if row else None
+
+
+def iter_keys(db: Any) -> Iterator[str]:
+    """Every cached reply's key."""
+    for (key,) in _conn(db).execute("SELECT key FROM grader_cache"):
+        yield key
 
 
 def fetch_many(db: Any, keys: list[str]) -> dict[str, GraderCacheRow]:
