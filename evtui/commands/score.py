@@ -29,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resume scoring job ID (skips samples it already scored); alone, with its saved configuration")
     parser.add_argument("--grader-url", metavar="URL", help="OpenAI-compatible base URL for model-graded scorers")
     parser.add_argument("--grader-model", metavar="NAME", help="grader model for model-graded scorers")
+    parser.add_argument(
+        "--model-role", action="append", default=[], metavar="ROLE=NAME", type=_model_role,
+        help="bind a grader model to a role (Inspect's model_roles); scorers with model_role=ROLE use it; "
+        "NAME may be a comma-separated panel (repeatable)",
+    )
     parser.add_argument("--concurrency", type=int, metavar="N", help="scorer calls (and grader requests) in flight")
 
 
@@ -99,6 +104,8 @@ def _with_flags(config, args: argparse.Namespace):
     grader = config.grader.model_copy(
         update={k: v for k, v in {"base_url": args.grader_url, "model": args.grader_model, "concurrency": args.concurrency}.items() if v is not None}
     )
+    if args.model_role:
+        grader = grader.model_copy(update={"model_roles": {**grader.model_roles, **dict(args.model_role)}})
     update: dict[str, Any] = {"grader": grader, "scorers": [*config.scorers, *args.scorer], "plugins": [*config.plugins, *args.plugin]}
     if args.reducer is not None:
         update["reducers"] = [*(config.reducers or []), *args.reducer]
@@ -107,6 +114,13 @@ def _with_flags(config, args: argparse.Namespace):
     if args.concurrency is not None:
         update["concurrency"] = args.concurrency
     return config.model_validate({**config.model_dump(), **update, "grader": grader.model_dump()})
+
+
+def _model_role(text: str) -> tuple[str, str]:
+    role, equals, model = text.partition("=")
+    if not equals or not role.strip() or not model.strip():
+        raise argparse.ArgumentTypeError(f"expected ROLE=MODEL (e.g. grader=qwen2.5-7b), got {text!r}")
+    return role.strip(), model.strip()
 
 
 def _json_safe(value: Any) -> Any:

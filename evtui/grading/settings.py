@@ -106,6 +106,7 @@ class GraderSettings:
     model: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
     concurrency: int | None = None
+    model_roles: dict[str, str] = field(default_factory=dict)  # role -> grader model (comma list: a panel)
     timeout: float = 120.0  # seconds per request
     max_retries: int = 6  # retries after the first attempt on 429 / 5xx / timeouts / drops
     max_invalid_replies: int = 2  # retries after an unparseable reply or an empty choice list
@@ -163,8 +164,8 @@ def resolve_endpoint(
     chosen_model = model or settings.model or env.get("EVTUI_GRADER_MODEL")
     if not chosen_model:
         raise GraderConfigError(
-            "no grader model: pass model= to the scorer, --grader-model to evtui score, "
-            "or set EVTUI_GRADER_MODEL"
+            "no grader model: pass model= to the scorer, --grader-model or --model-role grader=NAME "
+            "to evtui score, or set EVTUI_GRADER_MODEL"
         )
     key_var = api_key_env or settings.api_key_env
     if key_var:

@@ -112,6 +112,25 @@ def _results(results: dict[str, Any] | None) -> list[ResultRecord]:
     return records
 
 
+def _model_roles(roles: Any) -> dict[str, str | list[str]]:
+    """{role: "provider/model"} or {role: [...]} for a role bound to a list (a panel)."""
+    if not isinstance(roles, dict):
+        return {}
+
+    def name(config: Any) -> str | None:
+        return config.get("model") if isinstance(config, dict) else config if isinstance(config, str) else None
+
+    bound: dict[str, str | list[str]] = {}
+    for role, config in roles.items():
+        if isinstance(config, list):
+            names = [n for n in map(name, config) if n]
+            if names:
+                bound[str(role)] = names
+        elif name(config):
+            bound[str(role)] = name(config)  # type: ignore[assignment]
+    return bound
+
+
 def _config(eval_spec: dict[str, Any], plan: dict[str, Any] | None, results: dict[str, Any] | None) -> dict[str, Any]:
     eval_config = eval_spec.get("config") or {}
     config: dict[str, Any] = {
@@ -125,6 +144,8 @@ def _config(eval_spec: dict[str, Any], plan: dict[str, Any] | None, results: dic
         "task_args": eval_spec.get("task_args") or {},
         "fail_on_error": eval_config.get("fail_on_error"),
         "score_on_error": eval_config.get("score_on_error"),
+        # eval(model_roles=...): the model (or panel) each role was bound to, e.g. the grader.
+        "model_roles": _model_roles(eval_spec.get("model_roles")),
     }
     if eval_spec.get("metrics") is not None:
         config["metrics"] = eval_spec["metrics"]

@@ -177,7 +177,8 @@ async def _run(db, db_path: Path, config: ScoringJobConfig, plans, job_id: int, 
 
     grader = config.grader
     settings = GraderSettings(
-        base_url=grader.base_url, model=grader.model, api_key_env=grader.api_key_env, concurrency=grader.concurrency
+        base_url=grader.base_url, model=grader.model, api_key_env=grader.api_key_env, concurrency=grader.concurrency,
+        model_roles=dict(grader.model_roles),
     )
     status = "done"
     outcomes: list[RunOutcome] = []

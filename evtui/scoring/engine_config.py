@@ -38,6 +38,9 @@ class GraderConfig(BaseModel):
     model: str | None = None
     api_key_env: str | None = None  # the NAME of an environment variable; keys are never stored
     concurrency: int | None = Field(default=None, ge=1)
+    # Graders bound to roles (`--model-role grader=NAME`), as Inspect's eval(model_roles=...):
+    # a scorer's `model_role` picks one; a comma-separated value is a panel.
+    model_roles: dict[str, str] = Field(default_factory=dict)
 
 
 class ScoringJobConfig(BaseModel):

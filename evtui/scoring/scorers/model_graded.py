@@ -6,8 +6,9 @@ C/P/I with `partial_credit`), so an off-menu final verdict leaves the sample uns
 falling back to an earlier mention. A custom `grade_pattern` is authoritative (no normalisation).
 
 The grader is an OpenAI-compatible server (evtui.grading): the job's `GraderSettings`
-(`--grader-url`, `--grader-model`, `--concurrency`) or the environment say which, and a scorer's
-own `model=`, `base_url=`, `api_key_env=` override them. A list of models is a panel, reduced by
+(`--grader-url`, `--grader-model`, `--model-role`, `--concurrency`) or the environment say which,
+a scorer's own `model=`, `base_url=`, `api_key_env=` override them, and a run's own grader role
+binding is used when the job names no grader (`grader_models`). A list of models is a panel, reduced by
 strict `majority` (or `reducer="mode"`). Every score keeps the prompt and reply in
 `metadata["grading"]` and what the grading cost in `metadata["grader_usage"]` (see
 evtui.grading.usage; a panel's score sums its members').
@@ -16,11 +17,13 @@ evtui.grading.usage; a panel's score sums its members').
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from evtui.grading.client import GraderError, current_session
+from evtui.grading.settings import GraderSettings
 from evtui.grading.templates import (
     DEFAULT_FACT_TEMPLATE,
     DEFAULT_QA_TEMPLATE,
@@ -99,16 +102,20 @@ def model_graded_qa(
       partial_credit: offer P (partly correct) under the default instructions.
       model: grader model name, or a list of them for a panel; an entry may be a dict
         `{"model", "base_url", "api_key_env"}` to put graders on different servers.
-        Default: the job's `--grader-model`, else `EVTUI_GRADER_MODEL`; a comma-separated
-        setting is a panel (as Inspect's role bound to a list).
-      model_role: accepted for Inspect compatibility; evtui's grader role is the job's grader.
+        Without it the grader is, in this order: the model the job binds to `model_role`
+        (`--model-role grader=NAME`); the job's `--grader-model`, else `EVTUI_GRADER_MODEL`;
+        the model the run itself bound to `model_role` (Inspect's `eval(model_roles=...)`,
+        recorded in the log; its `provider/` prefix dropped). A comma-separated setting, or a
+        role bound to a list, is a panel.
+      model_role: the role whose bound model grades (Inspect's default: "grader"); None to
+        ignore role bindings.
       reducer: how a panel's grades combine: "majority" (strict, default) or "mode", or a reducer.
       base_url, api_key_env: the grader server and the environment variable holding its key.
       temperature, max_tokens: sent to the grader when given.
     """
     return _model_graded(
         template or DEFAULT_QA_TEMPLATE, instructions, grade_pattern, include_history, partial_credit,
-        model, reducer, base_url, api_key_env, temperature, max_tokens,
+        model, model_role, reducer, base_url, api_key_env, temperature, max_tokens,
     )
 
 
@@ -134,7 +141,7 @@ def model_graded_fact(
     """
     return _model_graded(
         template or DEFAULT_FACT_TEMPLATE, instructions, grade_pattern, include_history, partial_credit,
-        model, reducer, base_url, api_key_env, temperature, max_tokens,
+        model, model_role, reducer, base_url, api_key_env, temperature, max_tokens,
     )
 
 
@@ -145,6 +152,7 @@ def _model_graded(
     include_history: bool | Callable[[SampleState], str],
     partial_credit: bool,
     model: list[ModelSpec] | ModelSpec | None,
+    model_role: str | None,
     reducer: str | Callable[..., Any],
     base_url: str | None,
     api_key_env: str | None,
@@ -216,9 +224,9 @@ def _model_graded(
             prompt = prompt_for(state, target)
         except TemplateError as error:
             return Score.unscored(reason="scoring_failed", answer=completion, explanation=str(error))
-        graders = _panel(model, current_session().settings.model)
-        if graders is None:
-            return await grade_once(prompt, completion, model if not isinstance(model, list) else None)
+        graders = grader_models(model, model_role, current_session().settings, state)
+        if not isinstance(graders, list):
+            return await grade_once(prompt, completion, graders)
         scores = await asyncio.gather(*(grade_once(prompt, completion, spec) for spec in graders))
         reduced = _resolve_reducer(reducer)(list(scores))
         metadata = dict(reduced.metadata or {})
@@ -229,13 +237,38 @@ def _model_graded(
     return score
 
 
-def _panel(model: list[ModelSpec] | ModelSpec | None, job_model: str | None) -> list[ModelSpec] | None:
-    """The panel's graders in order, or None for a single grader."""
-    if isinstance(model, list):
+def grader_models(
+    model: list[ModelSpec] | ModelSpec | None, model_role: str | None, settings: GraderSettings, state: SampleState
+) -> list[ModelSpec] | ModelSpec | None:
+    """Who grades this sample: a list is a panel; None leaves it to the environment (and, if
+    that names no model either, to a clear "no grader model" error).
+
+    Inspect's order (reference §2.8), with evtui's job settings where Inspect has eval() arguments:
+    the scorer's `model`; the job's binding of `model_role`; the job's default grader; the
+    run's recorded binding of `model_role`. Inspect would fall back to the evaluated model;
+    evtui does not, because the grader server is the user's and rarely serves that model (and
+    a paid API would be billed without being asked).
+    """
+    if model is not None:
         return model
-    if model is None and job_model and "," in job_model:
-        return [name.strip() for name in job_model.split(",") if name.strip()]
+    bound = settings.model_roles.get(model_role) if model_role else None
+    default = settings.model or os.environ.get("EVTUI_GRADER_MODEL")
+    for setting in (bound, default):
+        if setting:
+            names = [name.strip() for name in setting.split(",") if name.strip()]
+            return names if len(names) > 1 else names[0]
+    recorded = (state.run_config.get("model_roles") or {}).get(model_role) if model_role else None
+    if isinstance(recorded, list):
+        return [_served_name(name) for name in recorded]
+    if isinstance(recorded, str):
+        return _served_name(recorded)
     return None
+
+
+def _served_name(inspect_model: str) -> str:
+    """Inspect names models `provider/name` ("openai/gpt-4o", "vllm/Qwen/Qwen2.5-7B"); the
+    server is asked for the name alone."""
+    return inspect_model.split("/", 1)[1] if "/" in inspect_model else inspect_model
 
 
 def _endpoint_options(spec: ModelSpec | None, base_url: str | None, api_key_env: str | None) -> dict[str, Any]:
