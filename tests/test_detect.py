@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import shutil
 from pathlib import Path
@@ -174,3 +175,34 @@ def test_damaged_run_of_a_known_format_keeps_its_own_message(tmp_path: Path) -> 
     with pytest.raises(ReaderError, match="not valid JSON") as caught:
         detect.read_run(cut)
     assert caught.value.path == str(cut)
+
+
+def test_a_compact_inspect_json_is_recognised_without_parsing_it_whole(tmp_path: Path) -> None:
+    # A log re-serialised without indentation is one long line: the line-based sniffers (JSONL,
+    # EvSys) must stream its top level instead of loading the whole document to look at it.
+    import tracemalloc
+
+    log = json.loads((DATA / "inspect" / "qa_match.json").read_text())
+    log["samples"] = log["samples"] * 40
+    compact = tmp_path / "compact.json"
+    compact.write_text(json.dumps(log, separators=(",", ":")))
+    assert compact.stat().st_size > 1_000_000 and b"\n" not in compact.read_bytes()
+    tracemalloc.start()
+    try:
+        assert detect.detect_format(compact) == "inspect_json"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000, f"detection held {peak / 1e6:.1f} MB"
+
+
+def test_a_long_first_jsonl_line_is_still_recognised_by_its_top_level_keys(tmp_path: Path) -> None:
+    header = {"run": {"task": "long", "model": "m"}}
+    sample = {"id": "1", "input": "x" * 20_000, "output": {"nested": ["y" * 10_000]}, "target": "t"}
+    jsonl = tmp_path / "long.jsonl"
+    jsonl.write_text(json.dumps(sample) + "\n" + json.dumps(header) + "\n")
+    assert detect.detect_format(jsonl) == "jsonl"
+    rollout = {"task_id": "t1", "reward": 1.0, "trajectory": [{"role": "user", "content": "z" * 20_000}], "kind": "eval"}
+    evsys = tmp_path / "rollouts.jsonl"
+    evsys.write_text(json.dumps(rollout) + "\n")
+    assert detect.detect_format(evsys) == "evsys"

@@ -101,15 +101,17 @@ def _read_header(path: Path) -> tuple[dict[str, Any], int | None]:
 def first_record(path: Path, head: bytes) -> Any:
     """The first non-blank line of a JSONL file, parsed; None if it is not JSON.
 
-    Usually the head holds it. A first line longer than the head (a long chat transcript) is
-    read whole from the file, so detection does not depend on line length.
+    Usually the head holds it. A first line longer than the head (a long chat transcript, or a
+    whole compact JSON document) is streamed from the file instead, keeping only its top-level
+    keys, so detection does not depend on line length and never holds a big line in memory:
+    then nested objects and arrays come back empty (what sniffers look at is the top level).
     """
     body = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
     offset = len(head) - len(body)
     for line in body.splitlines(keepends=True):
         if line.strip():
             if not line.endswith((b"\n", b"\r")) and offset + len(line) == len(head):
-                line = _read_line_at(path, offset) or line  # cut by the head: read it whole
+                return _top_level_of_line_at(path, offset)  # cut by the head
             try:
                 return _loads(line)
             except ValueError:
@@ -118,13 +120,52 @@ def first_record(path: Path, head: bytes) -> Any:
     return None
 
 
-def _read_line_at(path: Path, offset: int) -> bytes | None:
+class _LineReader:
+    """File bytes from an offset up to the end of that line, at most _LONGEST_FIRST_LINE."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle, self.left, self.ended = handle, _LONGEST_FIRST_LINE, False
+
+    def read(self, size: int = -1) -> bytes:
+        if self.ended or self.left <= 0:
+            return b""
+        chunk = self.handle.read(min(self.left, 1 << 16 if size < 0 else size))
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            chunk, self.ended = chunk[:cut], True
+        self.left -= len(chunk)
+        return chunk
+
+
+def _top_level_of_line_at(path: Path, offset: int) -> dict[str, Any] | None:
+    """The top-level keys of the JSON object on the line at `offset`: scalars as they are,
+    objects and arrays as empty ones. None when the line is not a complete JSON object (or is
+    longer than _LONGEST_FIRST_LINE)."""
+    import ijson
+
+    record: dict[str, Any] = {}
+    key: str | None = None
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return f.readline(_LONGEST_FIRST_LINE)
-    except OSError:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            for prefix, event, value in ijson.parse(_LineReader(handle)):
+                if prefix == "":
+                    if event == "map_key":
+                        key = value
+                    elif event == "end_map":
+                        return record
+                    elif event != "start_map":
+                        return None  # not an object
+                elif prefix == key and key is not None:
+                    if event == "start_map":
+                        record[key] = {}
+                    elif event == "start_array":
+                        record[key] = []
+                    elif event not in ("map_key", "end_map", "end_array"):  # map_key: inside a nested object
+                        record[key] = value
+    except (OSError, ijson.JSONError, ijson.IncompleteJSONError):
         return None
+    return None  # the object never ended within the line
 
 
 def _run_record(path: Path, header: dict[str, Any], warnings: list[str]) -> RunRecord:
