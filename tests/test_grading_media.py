@@ -262,8 +262,6 @@ def test_logged_output_media_follows_inspects_rule(indexed, key):
     assert graded_answer(state.output.completion, media) == EXPECTED_ANSWER[key]
 
 
-@pytest.mark.xfail(strict=True, reason="evtui's chat_message does not keep `source`, so an assistant message "
-                   "from the sample's input is taken for the output")
 def test_an_input_assistant_message_is_not_output(indexed):
     samples, _ = indexed
     state, _, _ = samples["input-only"]
@@ -281,13 +279,12 @@ def test_prompt_matches_what_inspect_sent_to_the_grader(indexed, key):
     answer = graded_answer(state.output.completion, load_output_media(*detail))
     assert _evtui_prompt(state, target, answer) == inspect_prompt
     assert [part["type"] for part in inspect_media] == EXPECTED_KINDS[key]
-    if key != "input-only":  # see the xfail above: the indexed state alone agrees everywhere else
-        assert graded_answer(state.output.completion, output_media(state)) == answer
+    assert graded_answer(state.output.completion, output_media(state)) == answer
 
 
 def _openai_chat_completion_part():
     """Inspect's own OpenAI content conversion; it needs the `openai` package, which evtui does not declare."""
-    pytest.importorskip("openai")
+    pytest.importorskip("openai", reason="the test extra installs openai; without it Inspect's converter cannot run")
     from inspect_ai.model._openai import openai_chat_completion_part
 
     return openai_chat_completion_part
@@ -389,3 +386,32 @@ def test_module_stays_free_of_textual_and_sql():
     source = Path(sys.modules[graded_answer.__module__].__file__).read_text()
     for forbidden in ("textual", "sqlite", "SELECT "):
         assert forbidden not in source
+
+
+# --- end to end: evtui's model_graded_qa scoring the run against a real loopback grader ----------
+
+
+def test_a_scoring_job_sends_the_output_media_to_the_grader(indexed):
+    from tests.grader_server import GraderServer
+    from tests.scoring_job import score
+
+    _, log_path = indexed
+    logs = log_path.parent
+    with GraderServer(default_reply="Looks right.\nGRADE: C") as server:
+        result, rows = score(logs.parent / "index.db", logs, ["model_graded_qa()"],
+                             grader={"base_url": server.base_url, "model": "judge"})
+        asked = {key: request.body["messages"][0]["content"] for request in server.requests
+                 for key in EXPECTED_ANSWER if f"[{key}]" in request.prompt}
+    by_sample = {row["sample_id"]: row for row in rows}
+
+    text, image = asked["text-and-image"]
+    assert text["type"] == "text" and "[Submission]: A red dot. (see also attached media)" in text["text"]
+    assert image == {"type": "image_url", "image_url": {"url": PNG_URI, "detail": "auto"}}
+    assert [part["type"] for part in asked["text-and-audio"]] == ["text", "input_audio"]
+    assert isinstance(asked["plain"], str) and "[Submission]: Four." in asked["plain"]
+    assert by_sample["text-and-image"]["value"] == "C"
+    # video cannot go to an OpenAI-compatible grader: that sample alone is unscored, with the reason
+    assert "text-and-video" not in asked
+    video = by_sample["text-and-video"]
+    assert video["reason"] == "scoring_failed" and "video" in video["explanation"]
+    assert result.status == "done" and result.errors == 0

@@ -75,6 +75,9 @@ def output_media(state: SampleState) -> list[dict[str, Any]]:
     the sample's input is ignored. Parts are dicts in Inspect's log shape, e.g.
     `{"type": "image", "image": <data URI | URL | "attachment://…">, "detail": "auto"}`.
     """
+    may_contain = getattr(state, "messages_may_contain", None)
+    if may_contain is not None and not may_contain('"image"', '"audio"', '"video"'):
+        return []  # no media type anywhere in the stored transcript: skip decoding it
     for message in reversed(state.messages):
         if message.role == "assistant":
             if getattr(message, "source", None) == "input":

@@ -271,6 +271,7 @@ async def _score_run(
     """
     units = plan.units
     transcript = any(_reads_transcript(unit) for unit in units)
+    log = (plan.run["format"], plan.run["path"])
     starts = iter(range(0, len(pending), config.batch_size))
     current: list[Any] = []  # this batch's work, consumed from the end
     made: list[tuple[int, int, str, Any, Any]] = []
@@ -288,7 +289,7 @@ async def _score_run(
                 return None
             work = []
             for row in jobs.fetch_samples(db, pending[start : start + config.batch_size], transcript=transcript):
-                state, target = state_from_row(row, plan.run["config"], plan.run.get("model"))
+                state, target = state_from_row(row, plan.run["config"], plan.run.get("model"), log)
                 work.extend((row[0], state, target, unit) for unit in units if row[0] not in scored[unit.name])
             work.reverse()
             current = work

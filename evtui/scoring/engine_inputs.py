@@ -35,6 +35,7 @@ def chat_message(raw: Any) -> ChatMessage:
         tool_call_id=raw.get("tool_call_id"),
         function=raw.get("function"),
         error=raw.get("error"),
+        source=raw.get("source"),
     )
 
 
@@ -85,9 +86,20 @@ class IndexedSampleState(SampleState):
     def messages(self, value: list[ChatMessage]) -> None:
         self._messages = value
 
+    def messages_may_contain(self, *words: str) -> bool:
+        """False when none of `words` occurs in the stored messages' JSON: a check that costs a
+        substring search instead of decoding the transcript (True once messages are decoded)."""
+        raw = self._raw_messages
+        if self._messages is not None or raw is None:
+            return self._messages is not None and bool(self._messages)
+        return any(word in raw for word in words)
 
-def state_from_row(row: tuple, run_config: dict[str, Any], model: str | None = None) -> tuple[SampleState, Target]:
-    """Build (state, target) from a row in store.jobs.SAMPLE_COLUMNS order.
+
+def state_from_row(
+    row: tuple, run_config: dict[str, Any], model: str | None = None, log: tuple[str, str] | None = None
+) -> tuple[SampleState, Target]:
+    """Build (state, target) from a row in store.jobs.SAMPLE_COLUMNS order; `log` is the run's
+    (format, path), kept with the sample's detail_ref as `log_location`.
 
     This runs once per sample per job, so it fills the instance dict directly instead of going
     through keyword arguments; JSON columns other than the target stay undecoded until read.
@@ -95,7 +107,7 @@ def state_from_row(row: tuple, run_config: dict[str, Any], model: str | None = N
     (
         _rowid, _run_id, sample_id, epoch, input_tokens, output_tokens, total_tokens, cost, total_time,
         working_time, limit_type, _completed, error, target, metadata, input_text, output_text, choices,
-        raw_input, raw_messages,
+        raw_input, raw_messages, detail_ref,
     ) = row
     targets = _json(target, []) if target != "[]" else []
     choice_values = (_json(choices, None) or []) if choices is not None else ()
@@ -116,6 +128,7 @@ def state_from_row(row: tuple, run_config: dict[str, Any], model: str | None = N
         run_config=run_config,
         trace={},
         error=error,
+        log_location=(log[0], log[1], detail_ref) if log is not None and detail_ref else None,
         usage={
             "input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": total_tokens,
             "cost": cost, "total_time": total_time, "working_time": working_time, "limit": limit_type,

@@ -16,6 +16,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     function: str | None = None
     error: Any = None
+    source: str | None = None  # Inspect: "input" for messages that came with the sample, "generate" for model turns
 
     @property
     def text(self) -> str:
@@ -66,3 +67,6 @@ class SampleState:
     trace: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    # (format, path, detail_ref): where the full sample can be read from its log, e.g. media
+    # data that the index does not hold. None for states not made from the index.
+    log_location: tuple[str, str, str] | None = None

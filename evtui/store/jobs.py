@@ -26,7 +26,7 @@ from evtui.records import ResultRecord
 SAMPLE_COLUMNS = (
     "id, run_id, sample_id, epoch, input_tokens, output_tokens, total_tokens, cost, total_time, "
     "working_time, limit_type, completed, error, target, metadata, input_text, output_text, choices, "
-    "input, messages"
+    "input, messages, detail_ref"
 )
 
 _NUMERIC_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}

@@ -23,6 +23,14 @@ from collections.abc import Callable
 from typing import Any
 
 from evtui.grading.client import GraderError, current_session
+from evtui.grading.media import (
+    MediaError,
+    graded_answer,
+    load_output_media,
+    media_is_inline,
+    openai_content_parts,
+    output_media,
+)
 from evtui.grading.settings import GraderSettings
 from evtui.grading.templates import (
     DEFAULT_FACT_TEMPLATE,
@@ -34,6 +42,7 @@ from evtui.grading.templates import (
     grading_prompt,
 )
 from evtui.grading.usage import USAGE_KEY, reply_usage, sum_usage
+from evtui.readers.base import ReaderError
 from evtui.scoring import registry
 from evtui.scoring.registry import scorer
 from evtui.scoring.state import SampleState
@@ -174,7 +183,7 @@ def _model_graded(
     grading_instructions = instructions or default_instructions(partial_credit)
     params = {"temperature": temperature, "max_tokens": max_tokens}
 
-    def prompt_for(state: SampleState, target: Target) -> str:
+    def prompt_for(state: SampleState, target: Target, answer: str) -> str:
         if include_history is True:
             question = chat_history(state)
         elif callable(include_history):
@@ -184,16 +193,16 @@ def _model_graded(
         return grading_prompt(
             template,
             question=question,
-            answer=state.output.completion,
+            answer=answer,
             criterion=target.text,
             instructions=grading_instructions,
             metadata=state.metadata,
         )
 
-    async def grade_once(prompt: str, completion: str, spec: ModelSpec | None) -> Score:
+    async def grade_once(content: str | list[dict[str, Any]], completion: str, spec: ModelSpec | None) -> Score:
         session = current_session()
         endpoint = session.endpoint(**_endpoint_options(spec, base_url, api_key_env))
-        asked = {"role": "user", "content": prompt}
+        asked = {"role": "user", "content": content}
         try:
             reply = await session.chat(endpoint, [asked], **params)
         except GraderError as error:
@@ -220,14 +229,16 @@ def _model_graded(
 
     async def score(state: SampleState, target: Target) -> Score:
         completion = state.output.completion
+        media = output_media(state)
         try:
-            prompt = prompt_for(state, target)
-        except TemplateError as error:
+            prompt = prompt_for(state, target, graded_answer(completion, media))
+            content = await _with_media(prompt, media, state) if media else prompt
+        except (TemplateError, MediaError, ReaderError) as error:
             return Score.unscored(reason="scoring_failed", answer=completion, explanation=str(error))
         graders = grader_models(model, model_role, current_session().settings, state)
         if not isinstance(graders, list):
-            return await grade_once(prompt, completion, graders)
-        scores = await asyncio.gather(*(grade_once(prompt, completion, spec) for spec in graders))
+            return await grade_once(content, completion, graders)
+        scores = await asyncio.gather(*(grade_once(content, completion, spec) for spec in graders))
         reduced = _resolve_reducer(reducer)(list(scores))
         metadata = dict(reduced.metadata or {})
         metadata[USAGE_KEY] = sum_usage((s.metadata or {}).get(USAGE_KEY) for s in scores)
@@ -235,6 +246,19 @@ def _model_graded(
         return reduced
 
     return score
+
+
+async def _with_media(prompt: str, media: list[dict[str, Any]], state: SampleState) -> list[dict[str, Any]]:
+    """The grader's message content: the prompt, then the output's media (as Inspect attaches them).
+
+    Inspect logs keep media data as attachments the index does not hold; then it is read from
+    the sample in its log file (off the event loop).
+    """
+    if not media_is_inline(media):
+        if state.log_location is None:
+            raise MediaError("cannot send the output's media to the grader: the sample's log is not known")
+        media = await asyncio.to_thread(load_output_media, *state.log_location)
+    return [{"type": "text", "text": prompt}, *openai_content_parts(media)]
 
 
 def grader_models(
