@@ -277,3 +277,22 @@ def test_evtui_watch_prints_runs_as_they_arrive_and_stops_on_ctrl_c(run_dir):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_an_evsys_split_whose_metrics_arrive_later_is_read_again(run_dir):
+    # EvSys appends the split's metrics.jsonl when the split ends, without touching rollouts.jsonl.
+    experiment = next((DATA / "evsys" / ".evsys").iterdir())
+    split = run_dir / "exp" / "cot__s1" / "logs" / "test"
+    split.mkdir(parents=True)
+    shutil.copy(experiment / "cot__s1" / "logs" / "test" / "rollouts.jsonl", split / "rollouts.jsonl")
+    finished = (experiment / "cot__s1" / "logs" / "val" / "metrics.jsonl").read_text().splitlines()[-1]
+    watcher = watcher_for(run_dir)
+    ingest_paths(watcher.db_path, [run_dir])
+    (before,) = runs(watcher.db_path).values()
+    assert before.status == "started"
+
+    (split / "metrics.jsonl").write_text(finished.replace('"split": "val"', '"split": "test"') + "\n")
+    watcher.poll_once()
+    change = watcher.poll_once()  # settled: read again
+    assert [(Path(f.path).name, f.change, f.status) for f in change.ingested] == [("rollouts.jsonl", "updated", "success")]
+    assert not watcher.poll_once().ingested  # and only once

@@ -95,6 +95,30 @@ def _is_candidate(name: str) -> bool:
     return name.lower().endswith(DATA_SUFFIXES)
 
 
+def companion_files(path: Path) -> list[Path]:
+    """Files beside a run file that its reader reads too, so a change to one of them is a change
+    to the run (EvSys: the split's metrics.jsonl, appended to without touching the rollouts)."""
+    if path.name == _EVSYS_ROLLOUTS:
+        return [path.parent / "metrics.jsonl"]
+    return []
+
+
+def run_file_signature(path: Path) -> tuple[int, int, int]:
+    """(size, mtime_ns, inode) of a run file taken together with its companion files (sizes
+    summed, the latest mtime), so that index and watcher see a companion's change alike.
+    Raises OSError when the run file itself cannot be stat'ed."""
+    st = os.stat(path)
+    size, mtime_ns = st.st_size, st.st_mtime_ns
+    for companion in companion_files(Path(path)):
+        try:
+            companion_stat = os.stat(companion)
+        except OSError:
+            continue  # not written yet
+        size += companion_stat.st_size
+        mtime_ns = max(mtime_ns, companion_stat.st_mtime_ns)
+    return size, mtime_ns, st.st_ino
+
+
 def _evsys_side_file(here: Path, name: str, siblings: list[str]) -> bool:
     """An EvSys experiment copied out of `.evsys/`: its metrics and settings are not runs."""
     if name == "metrics.jsonl":

@@ -96,14 +96,17 @@ def fingerprint(path: Path) -> tuple[int, int, str]:
             mtime = max(mtime, st.st_mtime_ns)
             digest.update(f"{child.relative_to(path)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         return size, mtime, digest.hexdigest()
-    st = path.stat()
-    digest = hashlib.blake2b(str(st.st_size).encode(), digest_size=16)
+    from evtui.readers.detect import run_file_signature
+
+    size, mtime_ns, _ = run_file_signature(path)  # with companion files (EvSys metrics.jsonl)
+    own_size = path.stat().st_size
+    digest = hashlib.blake2b(str(size).encode(), digest_size=16)
     with open(path, "rb") as f:
         digest.update(f.read(_EDGE))
-        if st.st_size > _EDGE:
-            f.seek(max(_EDGE, st.st_size - _EDGE))
+        if own_size > _EDGE:
+            f.seek(max(_EDGE, own_size - _EDGE))
             digest.update(f.read(_EDGE))
-    return st.st_size, st.st_mtime_ns, digest.hexdigest()
+    return size, mtime_ns, digest.hexdigest()
 
 
 def ingest_paths(

@@ -24,12 +24,12 @@ runs `watcher.run(stop_event)` in a thread worker and turns reports into a refre
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evtui.readers.detect import run_file_signature
 from evtui.store.ingest import FailedFile, IngestedFile, ingest_paths
 from evtui.store.live import clear_live, indexed_files, live_runs, save_live
 from evtui.store.schema import open_connection
@@ -197,10 +197,10 @@ class RunDirWatcher:
                 candidates = []
             for path in candidates:
                 try:
-                    st = os.stat(path)
+                    # with its companion files: an EvSys split's metrics.jsonl changes the run too
+                    seen[str(Path(path).absolute())] = run_file_signature(Path(path))
                 except OSError:  # vanished between listing and stat: counted as a miss
                     continue
-                seen[str(Path(path).absolute())] = (st.st_size, st.st_mtime_ns, st.st_ino)
         return seen
 
     def _due(self, seen: dict[str, Signature]) -> tuple[list[str], list[str]]:
