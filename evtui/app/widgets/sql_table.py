@@ -43,11 +43,13 @@ class _Job:
 
 
 class SqlTable(ScrollView, can_focus=True):
-    """Pages rows from a PageSource; header line, fixed column widths, row cursor, sort by column."""
+    """Pages rows from a PageSource; header line, fixed column widths, row and cell cursor, sort by column."""
 
     BINDINGS = [
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),
+        Binding("left", "cursor_left", "Previous column", show=False),
+        Binding("right", "cursor_right", "Next column", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
@@ -60,6 +62,7 @@ class SqlTable(ScrollView, can_focus=True):
         "sqltable--header",
         "sqltable--header-sorted",
         "sqltable--cursor",
+        "sqltable--cursor-cell",
         "sqltable--loading",
         "sqltable--pass",
         "sqltable--fail",
@@ -70,8 +73,15 @@ class SqlTable(ScrollView, can_focus=True):
     SqlTable { background: $surface; }
     SqlTable > .sqltable--header { background: $panel; color: $foreground; text-style: bold; }
     SqlTable > .sqltable--header-sorted { background: $panel; color: $primary; text-style: bold; }
-    SqlTable > .sqltable--cursor { background: $block-cursor-blurred-background; }
-    SqlTable:focus > .sqltable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    SqlTable > .sqltable--cursor {
+        background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground;
+    }
+    SqlTable > .sqltable--cursor-cell {
+        background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground; text-style: underline;
+    }
+    SqlTable:focus > .sqltable--cursor-cell {
+        background: $block-cursor-background; color: $block-cursor-foreground; text-style: $block-cursor-text-style;
+    }
     SqlTable > .sqltable--loading { color: $text-muted; }
     SqlTable > .sqltable--pass { color: $success; }
     SqlTable > .sqltable--fail { color: $error; }
@@ -83,6 +93,8 @@ class SqlTable(ScrollView, can_focus=True):
     """Worker group of the long-lived fetch loop (tests waiting for workers leave it out)."""
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
+    cursor_column: reactive[int] = reactive(0)
+    """Index into `columns` of the cursor cell (within the cursor row)."""
     row_count: reactive[int | None] = reactive(None)
     """Rows in the current query, or None until counted."""
 
@@ -141,10 +153,15 @@ class SqlTable(ScrollView, can_focus=True):
         sort: str | None = None,
         descending: bool = False,
         page_size: int = PAGE_SIZE,
+        cursor_column: int = 0,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
-        self.columns = list(columns)
+        # Rendered rows, keyed by (row index, cursor column or -1 off the cursor row, scroll x, width);
+        # cleared on any change of data, columns or style.
+        self._strips: OrderedDict[tuple[int, int, int, int], Strip] = OrderedDict()
+        self.columns = columns
+        self.set_reactive(SqlTable.cursor_column, self.validate_cursor_column(cursor_column))
         self._open_source = open_source
         self.sort = sort
         self.descending = descending
@@ -156,9 +173,28 @@ class SqlTable(ScrollView, can_focus=True):
         self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
         self.error: str | None = None
         self._fetch_worker: Worker[None] | None = None
-        self._total_width = sum(column.width for column in self.columns) + len(self.columns)
-        # Rendered rows, keyed by (row index, is cursor, scroll x, width); cleared on any change of data or style.
-        self._strips: OrderedDict[tuple[int, bool, int, int], Strip] = OrderedDict()
+
+    @property
+    def columns(self) -> list[Column]:
+        return self._columns
+
+    @columns.setter
+    def columns(self, columns: Sequence[Column]) -> None:
+        self._columns = list(columns)
+        # Where each column starts (a one-cell gap follows every column); measured once, not per frame.
+        self._column_lefts: list[int] = []
+        left = 0
+        for column in self._columns:
+            self._column_lefts.append(left)
+            left += column.width + 1
+        self._total_width = left
+        self._strips.clear()
+        if self.cursor_column >= len(self._columns) > 0:
+            self.cursor_column = len(self._columns) - 1
+        if self.row_count is not None:
+            self.virtual_size = Size(self._total_width, self.row_count + 1)
+        if self.is_mounted:
+            self.refresh()
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -272,10 +308,13 @@ class SqlTable(ScrollView, can_focus=True):
     def _on_count_loaded(self, message: _CountLoaded) -> None:
         if message.generation != self._generation:
             return
+        first_count = self.row_count is None
         self.row_count = message.count
         self.virtual_size = Size(self._total_width, message.count + 1)
         if self.cursor_row >= message.count:
             self.cursor_row = max(0, message.count - 1)
+        if first_count:
+            self._scroll_to_column()  # a cursor column set before the table had a width
         self.post_message(self.Counted(self, message.count))
         self._request_visible()
         self.refresh()
@@ -339,7 +378,8 @@ class SqlTable(ScrollView, can_focus=True):
         super().notify_style_update()
 
     def _row_strip(self, index: int) -> Strip:
-        key = (index, index == self.cursor_row, int(self.scroll_offset.x), self.size.width)
+        cursor_column = self.cursor_column if index == self.cursor_row else -1
+        key = (index, cursor_column, int(self.scroll_offset.x), self.size.width)
         strip = self._strips.get(key)
         if strip is not None:
             return strip
@@ -368,16 +408,20 @@ class SqlTable(ScrollView, can_focus=True):
             text = " " + (self.error or "…")
             style = loading + cursor_style if cursor_style else loading
             return Strip([Segment(text, style)]).extend_cell_length(self._total_width, style)
+        cursor_column = self.cursor_column if cursor else -1
         segments: list[Segment] = []
-        for column in self.columns:
+        for column_index, column in enumerate(self.columns):
             try:
                 cell = column.cell(row)
             except Exception as error:  # a bad value shows in its cell, not as a crash
                 cell = (f"!{type(error).__name__}", "fail")
             text, role = (cell, "") if isinstance(cell, str) else cell
-            style = self.get_component_rich_style(f"sqltable--{role}") if role else base
-            if cursor_style is not None:
-                style = style + cursor_style
+            if column_index == cursor_column:
+                style = self.get_component_rich_style("sqltable--cursor-cell")
+            else:
+                style = self.get_component_rich_style(f"sqltable--{role}") if role else base
+                if cursor_style is not None:
+                    style = style + cursor_style
             segments.append(Segment(fit_cell(text, column.width, column.align), style))
             segments.append(Segment(" ", cursor_style or base))
         strip = Strip(segments)
@@ -406,6 +450,43 @@ class SqlTable(ScrollView, can_focus=True):
         elif self.cursor_row >= top + visible_rows:
             self.scroll_to(y=self.cursor_row - visible_rows + 1, animate=False, immediate=True)
 
+    def validate_cursor_column(self, column: int) -> int:
+        return max(0, min(column, len(self.columns) - 1))
+
+    def watch_cursor_column(self) -> None:
+        self._scroll_to_column()
+        self.refresh_line(self.cursor_row + 1)
+
+    def _column_span(self, index: int) -> tuple[int, int]:
+        """Virtual x of the column's first cell and just past its last."""
+        left = self._column_lefts[index]
+        return left, left + self.columns[index].width
+
+    def _scroll_to_column(self) -> None:
+        """Scroll horizontally just enough to show the cursor column; one wider than the view from
+        its start, unless the view is already inside it."""
+        if not self.columns:
+            return
+        left, right = self._column_span(self.cursor_column)
+        view_left, view_width = int(self.scroll_offset.x), self.size.width
+        view_right = view_left + view_width
+        if left <= view_left and view_right <= right and right - left > view_width:
+            return
+        if left < view_left or right - left > view_width:
+            self._scroll_x_to(left)
+        elif right > view_right:
+            self._scroll_x_to(right - view_width)
+
+    def _scroll_x_to(self, x: int) -> None:
+        self.scroll_to(x=x, animate=False, immediate=True)
+
+    def _column_at(self, x: int) -> int | None:
+        """The column under virtual x (a column owns the gap after it), or None past the last."""
+        for index, left in enumerate(self._column_lefts):
+            if left <= x < left + self.columns[index].width + 1:
+                return index
+        return None
+
     def _move_cursor(self, index: int) -> None:
         if not self.row_count:
             return
@@ -416,6 +497,31 @@ class SqlTable(ScrollView, can_focus=True):
 
     def action_cursor_down(self) -> None:
         self._move_cursor(self.cursor_row + 1)
+
+    def action_cursor_left(self) -> None:
+        """The previous column. Left still scrolls as it did before the cell cursor: at the first
+        column to the table's left edge, and to the start of a column wider than the view first."""
+        if not self.columns:
+            return
+        left, right = self._column_span(self.cursor_column)
+        if self.cursor_column == 0 or (right - left > self.size.width and left < self.scroll_offset.x):
+            self._scroll_x_to(left)
+        else:
+            self.cursor_column -= 1
+
+    def action_cursor_right(self) -> None:
+        """The next column; at the last column, scroll to the table's right edge, and show the end
+        of a column wider than the view before leaving it."""
+        if not self.columns:
+            return
+        left, right = self._column_span(self.cursor_column)
+        width = self.size.width
+        if self.cursor_column == len(self.columns) - 1:
+            self._scroll_x_to(int(self.max_scroll_x))
+        elif right - left > width and right > self.scroll_offset.x + width:
+            self._scroll_x_to(right - width)
+        else:
+            self.cursor_column += 1
 
     def action_page_down(self) -> None:
         step = max(self.size.height - 1, 1)
@@ -441,14 +547,18 @@ class SqlTable(ScrollView, can_focus=True):
 
     def on_click(self, event: Any) -> None:
         y = event.y
+        column = self._column_at(event.x + int(self.scroll_offset.x))
         if y == 0:
-            self._sort_by_x(event.x + int(self.scroll_offset.x))
+            if column is not None:
+                self._sort_by(self.columns[column])
             return
         index = int(self.scroll_offset.y) + y - 1
         if self.row_count and 0 <= index < self.row_count:
             if index == self.cursor_row and event.chain >= 2:
                 self.action_select()
             self.cursor_row = index
+            if column is not None:
+                self.cursor_column = column
 
     # -- sorting --------------------------------------------------------------------------------
 
@@ -470,12 +580,8 @@ class SqlTable(ScrollView, can_focus=True):
     def action_sort_reverse(self) -> None:
         self.set_sort(self.sort, not self.descending)
 
-    def _sort_by_x(self, x: int) -> None:
-        left = 0
-        for column in self.columns:
-            if left <= x < left + column.width + 1:
-                if column.sortable:
-                    same = column.key == self.sort
-                    self.set_sort(column.key, not self.descending if same else False)
-                return
-            left += column.width + 1
+    def _sort_by(self, column: Column) -> None:
+        """Sort by `column`; again on the sorted column reverses."""
+        if column.sortable:
+            same = column.key == self.sort
+            self.set_sort(column.key, not self.descending if same else False)

@@ -21,6 +21,17 @@ class Column:
     cell: Callable[[Any], str | tuple[str, Role]]
     align: Literal["left", "right"] = "left"
     sortable: bool = True
+    full_text: Callable[[Any], str] | None = None
+    """The whole value, for columns whose cell shows less of it (a first line, a rounded number)."""
+
+    def text(self, row: Any) -> str:
+        """The cell's text, before it is fitted to the column's width."""
+        cell = self.cell(row)
+        return cell if isinstance(cell, str) else cell[0]
+
+    def copy_text(self, row: Any) -> str:
+        """What copying the cell gives: its whole value, not the width-fitted text."""
+        return self.full_text(row) if self.full_text is not None else self.text(row)
 
 
 @dataclass(frozen=True)
