@@ -61,3 +61,13 @@ def fetch_scorers(db_path: Path, run_id: int) -> list[str]:
         return run_scorers(db, run_id)
     finally:
         db.conn.close()
+
+
+def fetch_sample_error(db_path: Path, sample_rowid: int) -> str | None:
+    """A sample's whole error (sample lists carry only its start)."""
+    db = connect(db_path)
+    try:
+        sample = queries.get_sample(db, sample_rowid)
+    finally:
+        db.conn.close()
+    return None if sample is None else sample.error

@@ -106,7 +106,7 @@ async def test_search_narrows_the_rows(run_dir):
         assert shown_ids(table) == ["7"]  # "Capital of France?" → "... is Paris."
         assert "1 of 12 samples" in status_text(screen)
 
-        await pilot.press("y")  # copies the row under the cursor, tab-separated
+        await pilot.press("Y")  # copies the row under the cursor, tab-separated
         cells = app.clipboard.split("\t")
         assert cells[:3] == ["7", "1", "C"] and len(cells) == len(screen.query_one(SqlTable).columns)
 

@@ -123,6 +123,14 @@ class TotalLoaded(Message):
     total: int
 
 
+@dataclass
+class FullErrorLoaded(Message):
+    """A sample's whole error was read, to be copied; `what` names it for the notification."""
+
+    text: str
+    what: str
+
+
 class SamplesScreen(Screen[None]):
     """A run's samples with each scorer's value, the chosen scorer's answer, tokens, time, error."""
 
@@ -131,7 +139,9 @@ class SamplesScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", id="samples.back"),
         Binding("slash", "focus_filter", "Filter", key_display="/", id="samples.filter"),
         Binding("x", "export", "Export", id="samples.export"),
-        Binding("y,ctrl+c", "copy_row", "Copy row", id="samples.copy"),
+        Binding("y", "copy_cell", "Copy cell", id="samples.copy"),
+        Binding("ctrl+c", "copy_cell", "Copy cell", show=False, id="samples.copy_ctrl_c"),  # so the footer shows y
+        Binding("Y", "copy_row", "Copy row", id="samples.copy_row"),
     ]
 
     def __init__(
@@ -205,7 +215,7 @@ class SamplesScreen(Screen[None]):
         self.query_one("#samples-hint").remove()
         self._mount_table("id", False, focus=True)
 
-    def _mount_table(self, sort: str | None, descending: bool, *, focus: bool) -> None:
+    def _mount_table(self, sort: str | None, descending: bool, *, focus: bool, cursor_column: int = 0) -> None:
         """(Re)make the table for the current filter and search (its source is made with them)."""
         scorers, answer_scorer = self.scorers or [], self.answer_scorer
         db_path, run_id, filter, search = self.app.db_path, self.run_id, self.filter, self.search  # type: ignore[attr-defined]
@@ -214,6 +224,7 @@ class SamplesScreen(Screen[None]):
             lambda: SamplePageSource(db_path, run_id, scorers, answer_scorer, filter=filter, search=search),
             sort=sort,
             descending=descending,
+            cursor_column=cursor_column,
             id="samples-table",
         )
         self.table = table
@@ -231,7 +242,8 @@ class SamplesScreen(Screen[None]):
         sort, descending = (old.sort, old.descending) if old is not None else ("id", False)
         if old is not None:
             await old.remove()
-        self._mount_table(sort, descending, focus=False)
+        # Same columns: the cursor stays in the column the user was in.
+        self._mount_table(sort, descending, focus=False, cursor_column=old.cursor_column if old is not None else 0)
 
     @on(FilterBar.Left)
     def _on_filter_left(self) -> None:
@@ -256,18 +268,58 @@ class SamplesScreen(Screen[None]):
         roots = getattr(self.app, "ingest_paths", [])
         self.app.push_screen(ExportViewDialog(self.app.db_path, view, roots, title=self.run_title))  # type: ignore[attr-defined]
 
-    def action_copy_row(self) -> None:
-        """Copy the row under the cursor as tab-separated cells (the table has no cell cursor)."""
+    def _cursor_line(self) -> SampleLine | None:
         table = self.table
-        row = table.row_at(table.cursor_row) if table is not None and table.row_count else None
-        if table is None or row is None:
+        return table.row_at(table.cursor_row) if table is not None and table.row_count else None
+
+    def action_copy_cell(self) -> None:
+        """Copy the cursor cell's whole value (the table shows it fitted to the column)."""
+        from evtui.store.queries_paging import PREVIEW_CHARS
+
+        table, line = self.table, self._cursor_line()
+        if table is None or line is None or not table.columns:
             return
-        cells = []
-        for column in table.columns:
-            cell = column.cell(row)
-            cells.append((cell if isinstance(cell, str) else cell[0]).replace("\t", " ").replace("\n", " "))
+        column = table.columns[table.cursor_column]
+        what = f"{cell_name(column)} of {sample_name(line)}"
+        text = column.copy_text(line)
+        if column.key == "error" and line.row.error and len(line.row.error) >= PREVIEW_CHARS:
+            # List rows carry only the start of an error; read the rest before copying.
+            self._copy_full_error(line.row.rowid, text, what)
+            return
+        self._copy(text, what)
+
+    @work(thread=True, group="copy-cell", exit_on_error=False)
+    def _copy_full_error(self, sample_rowid: int, start: str, what: str) -> None:
+        from evtui.app.store_calls import fetch_sample_error
+
+        try:
+            error = fetch_sample_error(self.app.db_path, sample_rowid)  # type: ignore[attr-defined]
+        except Exception as failure:  # still copy what the row has, and say it is only the start
+            self.notify(
+                f"Could not read the whole error ({type(failure).__name__}); copying its start", severity="warning"
+            )
+            error = None
+        self.post_message(FullErrorLoaded(error or start, what))
+
+    @on(FullErrorLoaded)
+    def _on_full_error_loaded(self, message: FullErrorLoaded) -> None:
+        self._copy(message.text, message.what)
+
+    def _copy(self, text: str, what: str) -> None:
+        if not text:
+            self.notify(f"Nothing to copy: the {what} is empty")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the {what}")
+
+    def action_copy_row(self) -> None:
+        """Copy the row under the cursor as tab-separated cells, as the table shows them."""
+        table, line = self.table, self._cursor_line()
+        if table is None or line is None:
+            return
+        cells = [column.text(line).replace("\t", " ").replace("\n", " ") for column in table.columns]
         self.app.copy_to_clipboard("\t".join(cells))
-        self.notify("Copied the row (tab-separated)")
+        self.notify(f"Copied the row of {sample_name(line)} (tab-separated)")
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
@@ -310,6 +362,19 @@ class SamplesScreen(Screen[None]):
         self.app.push_screen(SampleScreen(db_path, message.row.row.rowid, ordering, title=self.run_title))
 
 
+def cell_name(column: Column) -> str:
+    """What a column's cell is called in a sentence: `answer`, `match score`, `tokens`."""
+    if column.key.startswith("score:"):
+        return f"{column.key.removeprefix('score:')} score"
+    return column.key
+
+
+def sample_name(line: SampleLine) -> str:
+    """`sample 3`, or `sample 3 epoch 2` past the first epoch."""
+    row = line.row
+    return f"sample {row.sample_id}" + (f" epoch {row.epoch}" if row.epoch != 1 else "")
+
+
 def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column]:
     """Id, epoch, one column per scorer, the answer of `answer_scorer`, tokens, time, error."""
     columns = [
@@ -318,14 +383,20 @@ def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column
     ]
     for scorer in scorers:
         columns.append(
-            Column(f"score:{scorer}", scorer[:SCORE_WIDTH], SCORE_WIDTH, _score_cell(scorer), align="right")
+            Column(
+                f"score:{scorer}", scorer[:SCORE_WIDTH], SCORE_WIDTH, _score_cell(scorer), align="right",
+                full_text=_score_full_text(scorer),
+            )  # fmt: skip
         )
     if answer_scorer is not None:
         columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
     columns += [
-        Column("tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right"),
+        Column(
+            "tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right",
+            full_text=lambda line: _tokens_full_text(line.row.total_tokens),
+        ),  # fmt: skip
         Column("time", "Time", 7, lambda line: fmt.format_duration(line.row.total_time), align="right"),
-        Column("error", "Error", 40, _error_cell),
+        Column("error", "Error", 40, _error_cell, full_text=_error_full_text),
     ]
     return columns
 
@@ -353,6 +424,27 @@ def _score_cell(scorer: str):
         return score_text(score.value), role
 
     return cell
+
+
+def _score_full_text(scorer: str):
+    def full_text(line: SampleLine) -> str:
+        score = line.row.scores.get(scorer)
+        value = None if score is None else score.value
+        if isinstance(value, float) and not math.isnan(value):
+            return repr(value)  # every digit, where the cell rounds
+        return score_text(value)
+
+    return full_text
+
+
+def _tokens_full_text(tokens: int | None) -> str:
+    return "–" if tokens is None else str(tokens)  # the cell abbreviates (12.3k)
+
+
+def _error_full_text(line: SampleLine) -> str:
+    """Every line of the error the row carries (the cell shows the first); else the limit hit."""
+    row = line.row
+    return row.error if row.error else _error_cell(line)[0]
 
 
 def _error_cell(line: SampleLine) -> tuple[str, str]:
