@@ -229,3 +229,14 @@ def test_the_copy_of_a_rounded_or_abbreviated_cell_has_every_digit():
     assert (shown["tokens"], copied["tokens"]) == ("12.3k", "12345")
     assert (shown["error"], copied["error"]) == ("ValueError: bad", row.error)
     assert copied["id"] == shown["id"] == "s1" and copied["time"] == shown["time"]
+
+
+async def test_the_cursor_column_stays_when_a_filter_makes_a_new_table(logs, monkeypatch):
+    app = make_app(logs, [], [], monkeypatch)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        table = await open_samples(app, pilot, "qa_match.eval", "includes")
+        await pilot.press("right", "right", "slash", *'match=="I"', "enter")
+        await settle(app, pilot)
+        filtered = app.screen.query_one(SqlTable)
+        assert filtered is not table and filtered.row_count == 5
+        assert filtered.cursor_column == 2
