@@ -1,4 +1,4 @@
-"""SVG snapshots of the runs and run screens, dark and light, on copies of real Inspect logs.
+"""SVG snapshots of the runs and run screens (dark and light), a samples table and a sample, on copies of real Inspect logs.
 
 Everything rendered comes from the logs (no clocks); paths show relative to the run dir.
 """
@@ -70,3 +70,38 @@ def test_runs_screen(snap_compare, snapshot_app, theme):
 def test_run_screen(snap_compare, snapshot_app, theme):
     """mc_epochs: summary with epochs and reducers, recorded scorer × reducer × metric rows."""
     assert snap_compare(snapshot_app(theme), run_before=open_mc_epochs, terminal_size=SIZE)
+
+
+async def tables_filled(pilot) -> None:
+    """Virtual tables page rows in from the index in a long-lived worker: wait for the rows."""
+    from evtui.app.widgets.sql_table import SqlTable
+
+    for _ in range(300):
+        if not any(table.loading_rows for table in pilot.app.screen.query(SqlTable)):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def open_samples_of_the_first_scalar(pilot) -> None:
+    await open_mc_epochs(pilot)
+    await pilot.press("enter")  # the cursor's scalar: the samples behind it
+    await settled(pilot)
+    await tables_filled(pilot)
+
+
+async def open_the_first_sample(pilot) -> None:
+    await open_samples_of_the_first_scalar(pilot)
+    await pilot.press("enter")
+    await settled(pilot)
+    await pilot.pause()
+
+
+def test_samples_screen(snap_compare, snapshot_app):
+    """mc_epochs' samples behind a scalar: id, epoch, score, answer, tokens; the cell cursor on the first row."""
+    assert snap_compare(snapshot_app("evtui-dark"), run_before=open_samples_of_the_first_scalar, terminal_size=SIZE)
+
+
+def test_sample_screen(snap_compare, snapshot_app):
+    """One sample: heading, input, target, choices, output and its scores with explanations."""
+    assert snap_compare(snapshot_app("evtui-dark"), run_before=open_the_first_sample, terminal_size=SIZE)
