@@ -14,11 +14,12 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed
 from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.status_line import StatusLine
 
 RUN_LABEL_WIDTH = 28
@@ -79,7 +80,7 @@ class CompareScreen(Screen[None]):
         yield Static("loading…", id="compare-runs")
         yield BoundedTable(["Scorer", "Reducer", "Metric"], id="compare-table")
         yield StatusLine(id="compare-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.run_ids)} runs"

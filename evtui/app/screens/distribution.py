@@ -13,11 +13,12 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed
 from evtui.app.widgets.distribution import ScoreDistribution
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.status_line import StatusLine
 
 BIN_CHOICES = (10, 20, 40)
@@ -84,7 +85,7 @@ class DistributionScreen(Screen[None]):
         with VerticalScroll(id="distribution-body"):
             yield ScoreDistribution(id="distribution")
         yield StatusLine(id="distribution-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._set_sub_title()

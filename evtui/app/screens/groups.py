@@ -14,11 +14,12 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Select, Static
+from textual.widgets import DataTable, Header, Label, Select, Static
 
 from evtui.app.messages import IndexChanged, LoadFailed
 from evtui.app.screens.compare import metric_value_text
 from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.status_line import StatusLine
 
 ALL_SCORERS = "\0all"
@@ -99,7 +100,7 @@ class GroupsScreen(Screen[None]):
         yield Static("loading…", id="groups-method")
         yield BoundedTable(("Group", "Samples"), enter_label="Samples", id="groups-table")
         yield StatusLine(id="groups-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         source = "recorded" if not self.job_id else f"evtui job {self.job_id}"

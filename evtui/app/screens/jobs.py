@@ -12,11 +12,12 @@ from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from evtui.app.job_runner import JobFinished, JobProgressed, JobRunner, JobsChanged, job_label, load_jobs
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.job_progress import JobProgressView
+from evtui.app.widgets.key_footer import KeyFooter
 
 COLUMNS = ("Job", "Name", "Status", "Scored", "Errors", "Scorers", "Runs", "Updated")
 
@@ -50,7 +51,7 @@ class JobsScreen(Screen[None]):
         yield JobProgressView(id="job-progress")
         yield Static("Jobs", classes="screen-title")
         yield BoundedTable(COLUMNS, id="jobs-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         runner = JobRunner.of(self.app)

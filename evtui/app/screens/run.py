@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.job_runner import ScoresChanged
 from evtui.app.messages import IndexChanged, LoadFailed, RunLoaded
 from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.status_line import StatusLine
 
 
@@ -46,7 +47,7 @@ class RunScreen(Screen[None]):
         yield Static("Results", id="results-title")
         yield BoundedTable(("Scorer", "Reducer", "Metric", "Value", "Scored", "Source"), enter_label="Samples", id="results-table")
         yield StatusLine(id="run-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load_run()

@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.job_runner import ScoresChanged
 from evtui.app.messages import IndexChanged, LoadFailed, RunsLoaded
 from evtui.app.widgets.bounded_table import BoundedTable
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.status_line import StatusLine
 
 COLUMNS = ("Task", "Model", "Status", "Samples", "Headline", "Tokens", "Cost", "Duration", "File")
@@ -46,7 +47,7 @@ class RunsScreen(Screen[None]):
         yield BoundedTable(COLUMNS, enter_label="Open run", id="runs-table")
         yield Static("", id="empty-hint")
         yield StatusLine(id="runs-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = getattr(self.app, "source_label", "")

@@ -15,12 +15,13 @@ from textual.content import Content
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
 from evtui.app.messages import IndexChanged
 from evtui.app.widgets.epoch_table import EpochTable
 from evtui.app.widgets.event_log import EventLog
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.line_view import clipped, printable
 from evtui.app.widgets.sample_overview import SampleOverview, usage_text
 from evtui.app.widgets.score_card import ScoreCard
@@ -109,7 +110,7 @@ class SampleScreen(Screen[None]):
         yield Static("loading…", id="sample-heading")
         with Container(id="sample-body"):
             yield Static("loading…", id="sample-loading")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.run_title

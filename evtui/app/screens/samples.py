@@ -13,11 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed, ScorersLoaded
 from evtui.app.widgets.filter_bar import FilterBar
+from evtui.app.widgets.key_footer import KeyFooter
 from evtui.app.widgets.sql_table import Column, PageRequest, SqlTable
 from evtui.app.widgets.status_line import StatusLine
 
@@ -165,7 +166,7 @@ class SamplesScreen(Screen[None]):
         yield FilterBar(filter=self.filter, search=self.search, id="samples-filter")
         yield Static("loading…", id="samples-hint")
         yield StatusLine(id="samples-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.run_title + (f" · {self.scorer}" if self.scorer else "")

@@ -1,0 +1,47 @@
+"""The footer shows the keys of what has focus, and is rebuilt only when those keys change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import APP_SIZE, settle
+
+from evtui.app.app import EvtuiApp
+from evtui.app.screens.samples import SamplesScreen
+from evtui.app.widgets.key_footer import KeyFooter
+from evtui.store.location import default_index_path
+
+
+def footer_keys(screen) -> list[str]:
+    return [str(key.description) for key in screen.query_one(KeyFooter).query("FooterKey")]
+
+
+async def test_the_footer_follows_focus_and_skips_rebuilds_that_change_nothing(run_dir, monkeypatch):
+    rebuilds: list[int] = []
+    real_recompose = KeyFooter.recompose
+
+    async def counted(self):
+        rebuilds.append(1)
+        return await real_recompose(self)
+
+    monkeypatch.setattr(KeyFooter, "recompose", counted)
+    app = EvtuiApp(db_path=default_index_path(run_dir), ingest_paths=[run_dir])
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = next(run.id for run in app.screen.runs if Path(run.path).name == "qa_match.eval")
+        app.push_screen(SamplesScreen(run_id, scorer="match", title="qa_match"))
+        await settle(app, pilot)
+        screen = app.screen
+        assert "Copy cell" in footer_keys(screen) and "Sort" in footer_keys(screen)  # the table has focus
+
+        before = len(rebuilds)
+        for _ in range(3):  # bindings "changed", but the same keys show
+            screen.refresh_bindings()
+            await pilot.pause()
+        await pilot.pause()
+        assert len(rebuilds) == before
+
+        await pilot.press("slash")  # the filter input takes focus: the table's keys go
+        await settle(app, pilot)
+        assert len(rebuilds) == before + 1
+        assert "Sort" not in footer_keys(screen)
