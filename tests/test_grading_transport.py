@@ -38,7 +38,7 @@ async def test_replies_sent_chunked_compressed_or_closing_are_read_whole(server,
         for question in range(4):  # the connection each variant leaves behind is used (or redialled) next
             reply = await session.chat(session.endpoint(), [{"role": "user", "content": f"2+2, take {question}"}])
             assert reply.text == "Four it is.\nGRADE: C"
-            await asyncio.sleep(0.02)  # the client notices a closed idle connection, as between real requests
+            await asyncio.sleep(0.2)  # the client notices a closed idle connection, as between real requests
         assert session.stats.requests_sent == 4  # nothing needed a retry
     assert [r.served for r in server.requests] == [variant, variant, "reply", "reply"]
 
