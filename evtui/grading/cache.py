@@ -84,8 +84,8 @@ class IndexCache:
     after it arrives, together with every reply that arrived meanwhile or while the last write
     ran (one transaction), so a crash loses only requests in flight and the replies of that
     last instant, and thousands of concurrent graders cost a few dozen transactions a second
-    (a transaction per reply cost 0.5 ms of CPU each). Replies another process caches during this session are
-    not seen until the next one.
+    (a transaction per reply cost 0.5 ms of CPU each). Replies another process caches during
+    this session are not seen until the next one.
     """
 
     def __init__(self, index_path: str | Path) -> None:
@@ -100,7 +100,7 @@ class IndexCache:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._cached_prefixes: Any = None  # sorted numpy uint64 array, once loaded
         self._new_prefixes: set[int] = set()  # replies put during this session
-        self._loading: asyncio.Future[None] | None = None
+        self._loading: asyncio.Future[Any] | None = None
 
     def _connection(self) -> Any:
         if self._db is None:
@@ -120,7 +120,9 @@ class IndexCache:
     # reads -------------------------------------------------------------------------------
     async def get(self, key: str) -> CachedReply | None:
         if self._cached_prefixes is None:
-            await self._load_prefixes()
+            if self._loading is None:  # the first lookup reads them; the others wait for it
+                self._loading = asyncio.ensure_future(self._run(self._read_prefixes))
+            self._cached_prefixes = await asyncio.shield(self._loading)
         if not self._may_hold(key):
             return None
         loop = asyncio.get_running_loop()
@@ -130,20 +132,6 @@ class IndexCache:
             self._lookup_scheduled = True
             loop.call_soon(self._flush_lookups)
         return await future
-
-    async def _load_prefixes(self) -> None:
-        if self._loading is None:
-            self._loading = asyncio.get_running_loop().create_future()
-            try:
-                self._cached_prefixes = await self._run(self._read_prefixes)
-            except BaseException as error:
-                self._loading.set_exception(error)
-                self._loading.exception()  # retrieved: the waiters re-raise it
-                self._loading = None
-                raise
-            self._loading.set_result(None)
-        else:
-            await asyncio.shield(self._loading)
 
     def _read_prefixes(self) -> Any:
         import numpy as np

@@ -115,6 +115,10 @@ class GraderSettings:
     retry_after_max: float = 120.0  # never wait longer than this on a server's Retry-After
     extra_headers: dict[str, str] = field(default_factory=dict, repr=False)  # may carry credentials
 
+    def resolved_model(self) -> str | None:
+        """The job's default grader: `model`, else EVTUI_GRADER_MODEL (a comma list is a panel)."""
+        return self.model or os.environ.get("EVTUI_GRADER_MODEL")
+
     def resolved_concurrency(self) -> int:
         value = self.concurrency if self.concurrency is not None else _env_int("EVTUI_GRADER_CONCURRENCY")
         value = value if value is not None else DEFAULT_CONCURRENCY
@@ -161,7 +165,7 @@ def resolve_endpoint(
     )
     if not url.startswith(("http://", "https://")):
         raise GraderConfigError(f"grader base URL must start with http:// or https://, got {url!r}")
-    chosen_model = model or settings.model or env.get("EVTUI_GRADER_MODEL")
+    chosen_model = model or settings.resolved_model()
     if not chosen_model:
         raise GraderConfigError(
             "no grader model: pass model= to the scorer, --grader-model or --model-role grader=NAME "

@@ -99,9 +99,9 @@ def fingerprint(path: Path) -> tuple[int, int, str]:
     from evtui.readers.detect import run_file_signature
 
     size, mtime_ns, _ = run_file_signature(path)  # with companion files (EvSys metrics.jsonl)
-    own_size = path.stat().st_size
     digest = hashlib.blake2b(str(size).encode(), digest_size=16)
     with open(path, "rb") as f:
+        own_size = os.fstat(f.fileno()).st_size
         digest.update(f.read(_EDGE))
         if own_size > _EDGE:
             f.seek(max(_EDGE, own_size - _EDGE))

@@ -17,7 +17,6 @@ evtui.grading.usage; a panel's score sums its members').
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -276,8 +275,7 @@ def grader_models(
     if model is not None:
         return model
     bound = settings.model_roles.get(model_role) if model_role else None
-    default = settings.model or os.environ.get("EVTUI_GRADER_MODEL")
-    for setting in (bound, default):
+    for setting in (bound, settings.resolved_model()):
         if setting:
             names = [name.strip() for name in setting.split(",") if name.strip()]
             return names if len(names) > 1 else names[0]
