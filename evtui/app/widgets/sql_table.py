@@ -3,14 +3,15 @@
 Only visible rows are rendered; rows come in pages from a `PageSource` that runs in one
 long-lived thread worker owned by the table, so a slow page never blocks a frame. Pages are
 fetched by keyset (anchored on a neighbouring cached row) when one is known, else by offset.
+The page cache, the job queue and the fetch loop are in sql_table_pages.py; this module draws
+rows and moves the cursor.
 """
 
 from __future__ import annotations
 
-import queue
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rich.segment import Segment
@@ -23,23 +24,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, get_current_worker
 
+from evtui.app.widgets.sql_table_pages import PageCache
 from evtui.app.widgets.sql_table_parts import Column, PageRequest, PageSource, Role, fit_cell
 
 __all__ = ["Column", "PageRequest", "PageSource", "Role", "SqlTable"]
 
 PAGE_SIZE = 200
-MAX_CACHED_PAGES = 64
 MAX_CACHED_STRIPS = 400
-
-
-@dataclass(order=True)
-class _Job:
-    priority: int
-    seq: int
-    kind: str = field(compare=False)
-    generation: int = field(compare=False)
-    page: int = field(compare=False, default=0)
-    request: PageRequest | None = field(compare=False, default=None)
 
 
 class SqlTable(ScrollView, can_focus=True):
@@ -166,11 +157,7 @@ class SqlTable(ScrollView, can_focus=True):
         self.sort = sort
         self.descending = descending
         self.page_size = page_size
-        self._pages: OrderedDict[int, list[Any]] = OrderedDict()
-        self._pending: set[int] = set()
-        self._generation = 0
-        self._seq = 0
-        self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
+        self._cache = PageCache(page_size)
         self.error: str | None = None
         self._fetch_worker: Worker[None] | None = None
 
@@ -205,12 +192,9 @@ class SqlTable(ScrollView, can_focus=True):
         """Forget cached rows and count and fetch again (after a sort, filter or index change)."""
         if self._fetch_worker is None or self._fetch_worker.is_finished:
             self._fetch_worker = self._fetch_loop()  # (re)start: it ends if the source cannot open
-        self._generation += 1
-        self._pages.clear()
-        self._pending.clear()
+        self._cache.reset()
         self._strips.clear()
         self.error = None
-        self._enqueue(_Job(0, self._next_seq(), "count", self._generation))
         self._request_visible()
         self.refresh()
 
@@ -223,47 +207,24 @@ class SqlTable(ScrollView, can_focus=True):
         last = min(top + max(self.size.height - 1, 1), self.row_count) - 1
         if last < top:
             return True
-        return all(page in self._pages for page in range(top // self.page_size, last // self.page_size + 1))
+        return all(self._cache.has(page) for page in range(top // self.page_size, last // self.page_size + 1))
 
     @property
     def loading_rows(self) -> bool:
         """True while the count or a requested page has not arrived."""
-        return self.error is None and (self.row_count is None or bool(self._pending))
+        return self.error is None and (self.row_count is None or self._cache.waiting)
 
     def row_at(self, index: int) -> Any | None:
         """The row at `index` if its page is loaded (else it is requested and None returned)."""
         page, offset = divmod(index, self.page_size)
-        rows = self._pages.get(page)
+        rows = self._cache.rows(page)
         if rows is None:
             self._request_page(page)
             return None
-        self._pages.move_to_end(page)
         return rows[offset] if offset < len(rows) else None
 
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
-
-    def _enqueue(self, job: _Job) -> None:
-        self._jobs.put(job)
-
     def _request_page(self, page: int, priority: int = 1) -> None:
-        if page in self._pending or page in self._pages or page < 0:
-            return
-        if self.row_count is not None and page * self.page_size >= max(self.row_count, 1):
-            return
-        self._pending.add(page)
-        before_page, after_page = self._pages.get(page - 1), self._pages.get(page + 1)
-        request = PageRequest(
-            offset=page * self.page_size,
-            limit=self.page_size,
-            sort=self.sort,
-            descending=self.descending,
-            after=before_page[-1] if before_page and len(before_page) == self.page_size else None,
-            before=after_page[0] if after_page and not before_page else None,
-        )
-        # Newest first within a priority: after a jump, the pages now on screen matter most.
-        self._enqueue(_Job(priority, -self._next_seq(), "page", self._generation, page, request))
+        self._cache.request(page, priority, self.row_count, self.sort, self.descending)
 
     def _request_visible(self) -> None:
         """Ask for the pages under the viewport first, then one page either side."""
@@ -282,31 +243,22 @@ class SqlTable(ScrollView, can_focus=True):
         try:
             source = self._open_source()
         except Exception as error:  # e.g. the index cannot be opened: say so in the table
-            self.post_message(self._FetchFailed(self._generation, f"{type(error).__name__}: {error}"))
+            self.post_message(self._FetchFailed(self._cache.generation, f"{type(error).__name__}: {error}"))
             return
         try:
-            while not worker.is_cancelled:
-                try:
-                    job = self._jobs.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                if job.generation != self._generation:
-                    continue  # a reload made it stale
-                try:
-                    if job.kind == "count":
-                        self.post_message(self._CountLoaded(job.generation, source.count()))
-                    else:
-                        assert job.request is not None
-                        rows = source.fetch(job.request)
-                        self.post_message(self._PageLoaded(job.generation, job.page, rows))
-                except Exception as error:  # shown in the table; the loop keeps serving
-                    self.post_message(self._FetchFailed(job.generation, f"{type(error).__name__}: {error}"))
+            self._cache.serve(
+                source,
+                cancelled=lambda: worker.is_cancelled,
+                on_count=lambda generation, count: self.post_message(self._CountLoaded(generation, count)),
+                on_page=lambda generation, page, rows: self.post_message(self._PageLoaded(generation, page, rows)),
+                on_error=lambda generation, error: self.post_message(self._FetchFailed(generation, error)),
+            )
         finally:
             source.close()
 
     @on(_CountLoaded)
     def _on_count_loaded(self, message: _CountLoaded) -> None:
-        if message.generation != self._generation:
+        if message.generation != self._cache.generation:
             return
         first_count = self.row_count is None
         self.row_count = message.count
@@ -321,12 +273,8 @@ class SqlTable(ScrollView, can_focus=True):
 
     @on(_PageLoaded)
     def _on_page_loaded(self, message: _PageLoaded) -> None:
-        if message.generation != self._generation:
+        if not self._cache.store(message.generation, message.page, message.rows):
             return
-        self._pending.discard(message.page)
-        self._pages[message.page] = message.rows
-        while len(self._pages) > MAX_CACHED_PAGES:
-            self._pages.popitem(last=False)
         first = message.page * self.page_size
         self.refresh_lines(first + 1, len(message.rows))  # virtual line 0 is above row 0
         if first <= self.cursor_row < first + len(message.rows):
@@ -334,9 +282,8 @@ class SqlTable(ScrollView, can_focus=True):
 
     @on(_FetchFailed)
     def _on_fetch_failed(self, message: _FetchFailed) -> None:
-        if message.generation == self._generation:
+        if self._cache.failed(message.generation):
             self.error = message.error
-            self._pending.clear()
             self.refresh()
 
     # -- rendering ------------------------------------------------------------------------------
