@@ -175,3 +175,39 @@ def test_malformed_filters_say_where_and_what_was_expected(text, position, expec
 def test_empty_filter_keeps_everything(index):
     assert compile_filter("   ", score_columns=[]) == ("1", [])
     assert len(matching(index, "qa_match", "")) == 12
+
+
+def test_the_effective_score_is_a_humans_then_the_latest_jobs_then_the_logs(tmp_path):
+    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    run = db.execute("SELECT id FROM runs").fetchone()[0]
+    rowid = dict(db.execute("SELECT sample_id, id FROM samples WHERE run_id = ?", (run,)).fetchall())
+    log = dict(db.execute("SELECT sample_id, sc.value FROM scores sc JOIN samples s ON s.id = sc.sample_rowid "
+                          "WHERE sc.scorer = 'match'").fetchall())  # fmt: skip
+
+    def add(sample: str, source: str, job: int, value: str) -> None:
+        db.execute(
+            "INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id, value, value_num) VALUES (?, ?, 'match', ?, ?, ?, ?)",
+            (rowid[sample], run, source, job, json.dumps(value), 1.0 if value == "C" else 0.0),
+        )
+
+    add("1", "job", 3, "X")  # job 7 came later and wins over job 3
+    add("1", "job", 7, "Y")
+    add("2", "job", 7, "X")  # a human outranks every job
+    add("2", "human", 0, "Z")
+    db.conn.execute("DELETE FROM scores WHERE sample_rowid = ? AND scorer = 'match'", (rowid["3"],))  # unscored
+    db.conn.commit()
+
+    def ids(text: str) -> list[str]:
+        return [sid for sid, _ in matching((db, {"qa_match": run}), "qa_match", text, ["match"])]
+
+    assert ids('match == "Y"') == ["1"] and ids('match == "X"') == [] and ids('match == "Z"') == ["2"]
+    assert ids('match@3 == "X"') == ["1"] and ids('match@job == "Y"') == ["1"] and ids('match@human == "Z"') == ["2"]
+    assert ids('match@log == "X"') == []
+    untouched = sorted((s for s in rowid if s not in ("1", "2", "3")), key=int)
+    assert sorted(ids('match == "I"'), key=int) == [s for s in untouched if log[s] == '"I"']
+    # A sample without the score is neither equal nor unequal to a value: `!=` keeps it, as does `not`.
+    assert "3" in ids('match != "I"') and "3" in ids('not (match == "I")') and "3" not in ids("match")
+    assert ids("match == null") == ["3"]

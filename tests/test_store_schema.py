@@ -1,8 +1,9 @@
-"""Opening the index: a brand-new index file opened by several threads at once (what the app
+"""Opening the index: migrations, and a brand-new index file opened by several threads at once (what the app
 does at startup: ingest, the runs table, the job runner) must work for every one of them."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 from evtui.store.schema import SCHEMA_VERSION, open_connection
@@ -36,3 +37,23 @@ def test_many_threads_opening_a_new_index_at_once_all_succeed(tmp_path):
             assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         finally:
             conn.close()
+
+
+def test_an_index_of_version_1_gains_the_filter_indexes_and_keeps_its_rows(tmp_path):
+    from evtui.store import schema
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in schema._MIGRATIONS[1].split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
+    conn.execute("INSERT INTO samples(id, run_id, sample_id, error) VALUES (1, 1, 'a', 'boom'), (2, 1, 'b', NULL)")
+    conn.execute("PRAGMA user_version=1")
+    conn.close()
+
+    conn = open_connection(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"scores_effective", "samples_run_errored", "samples_run_limited"} <= names
+    assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]

@@ -34,6 +34,7 @@ __all__ = [
     "score_column_sql",
     "id_sort_key",
     "FIELDS",
+    "EFFECTIVE_ORDER",
 ]
 
 
@@ -78,7 +79,10 @@ FIELDS: dict[str, tuple[str, str]] = {
     "completed": ("num", "s.completed"),
 }
 
-_SOURCE_ORDER = "CASE sc.source WHEN 'human' THEN 0 WHEN 'job' THEN 1 ELSE 2 END, sc.job_id DESC"
+# Which score counts when a sample has several for one scorer: a human's, then the latest evtui
+# job's, then the log's. The source names sort in that order, so the scores_effective index
+# (sample_rowid, scorer, source, job_id DESC, ...) hands over the effective row in one seek.
+EFFECTIVE_ORDER = "sc.source, sc.job_id DESC"
 
 
 def id_sort_key(sample_id: str) -> str:
@@ -100,7 +104,7 @@ def score_column_sql(column: str, what: str = "value") -> tuple[str, tuple[Any, 
     elif qualifier:
         where += " AND sc.job_id = ?"
         params.append(int(qualifier))
-    sql = f"(SELECT sc.{what} FROM scores sc WHERE {where} ORDER BY {_SOURCE_ORDER} LIMIT 1)"
+    sql = f"(SELECT sc.{what} FROM scores sc WHERE {where} ORDER BY {EFFECTIVE_ORDER} LIMIT 1)"
     return sql, tuple(params)
 
 
@@ -308,7 +312,10 @@ class _Parser:
             return f"(IFNULL({field.num_sql}, 0) != 0)"
         self.bind(*field.params)
         if field.kind in ("text", "id"):
-            return f"(IFNULL({field.sql}, '') != '')"
+            # Not IFNULL(x, '') != '': this form never yields NULL either, and its `x != ''` term
+            # lets SQLite use the partial indexes on error and limit_type.
+            self.bind(*field.params)  # the field appears twice
+            return f"({field.sql} != '' AND {field.sql} IS NOT NULL)"
         if field.kind == "target":
             return f"(json_array_length({field.sql}) > 0)"
         return f"(IFNULL({field.sql}, 0) NOT IN (0, '', '[]', '{{}}'))"
@@ -338,6 +345,10 @@ class _Parser:
             return f"({sql} IS ?)"
         if operator == "!=":
             return f"({sql} IS NOT ?)"
+        if field.kind in ("num", "text", "id") and value is not None:
+            # A plain column: as never-NULL as IFNULL(x > ?, 0), and the bare `x > ?` term lets
+            # SQLite seek an index on x (tokens > 2000 reads the matches, not the run).
+            return f"({sql} {operator} ? AND {sql} IS NOT NULL)"
         return f"IFNULL({sql} {operator} ?, 0)"
 
     def comparable(self, field: FieldSQL, operator: str, value: Any) -> tuple[str, tuple, Any]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store import rows as R
 from evtui.store.ingest_samples import SampleWriter
-from evtui.store.schema import open_connection
+from evtui.store.schema import has_query_stats, open_connection, refresh_query_stats
 
 __all__ = ["IngestProgress", "IngestedFile", "FailedFile", "IngestReport", "ingest_paths", "fingerprint"]
 
@@ -135,6 +135,8 @@ def ingest_paths(
         for index, path in enumerate(files, 1):
             _ingest_file(conn, path, reader, report, index, len(files), on_progress)
         report.missing = _mark_missing(conn, roots, gone, set(map(str, files)))
+        if report.count("new") or report.count("updated") or not has_query_stats(conn):
+            refresh_query_stats(conn)
     finally:
         conn.close()
     return report

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evtui.store.filters import EFFECTIVE_ORDER
 from evtui.store.queries_runs import Db, conn_of
-
-# Which score counts when a sample has several for one scorer: a human's, the latest job's, the log's
-# (the same precedence as filters.score_column_sql).
-_EFFECTIVE_ORDER = "CASE sc.source WHEN 'human' THEN 0 WHEN 'job' THEN 1 ELSE 2 END, sc.job_id DESC"
 
 
 def run_scorers(db: Db, run_id: int) -> list[str]:
@@ -49,7 +46,7 @@ def score_answers(db: Db, sample_rowids: Sequence[int], scorer: str) -> dict[int
     answers: dict[int, str | None] = {}
     for rowid, answer in conn_of(db).execute(
         f"SELECT sc.sample_rowid, sc.answer FROM scores sc WHERE sc.sample_rowid IN ({marks}) AND sc.scorer = ? "
-        f"ORDER BY sc.sample_rowid, {_EFFECTIVE_ORDER}",
+        f"ORDER BY sc.sample_rowid, {EFFECTIVE_ORDER}",
         [*sample_rowids, scorer],
     ):
         answers.setdefault(rowid, answer)

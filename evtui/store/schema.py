@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import sqlite_utils
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -184,7 +184,18 @@ CREATE TRIGGER IF NOT EXISTS samples_fts_delete AFTER DELETE ON samples BEGIN IN
 CREATE TRIGGER IF NOT EXISTS samples_fts_update AFTER UPDATE OF input_text, output_text ON samples BEGIN INSERT INTO samples_fts(samples_fts, rowid, input_text, output_text) VALUES ('delete', old.id, old.input_text, old.output_text); INSERT INTO samples_fts(rowid, input_text, output_text) VALUES (new.id, new.input_text, new.output_text); END;
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1}
+# Version 2: indexes that let filters over a million samples answer in well under a second.
+_V2 = """
+-- A sample's effective score for a scorer in one seek, and filters on it without touching the
+-- table: 'human' < 'job' < 'log' sorts in precedence order, and the latest job comes first.
+CREATE INDEX IF NOT EXISTS scores_effective ON scores(sample_rowid, scorer, source, job_id DESC, value_num, value);
+-- `error` and `limit` filters: few samples have either, so these partial indexes stay small
+-- and spare a scan of every (wide) sample row.
+CREATE INDEX IF NOT EXISTS samples_run_errored ON samples(run_id, id) WHERE error != '';
+CREATE INDEX IF NOT EXISTS samples_run_limited ON samples(run_id, id) WHERE limit_type != ''
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
 
 
 def open_connection(path: str | Path) -> sqlite3.Connection:
@@ -271,3 +282,21 @@ def rebuild_search_index(db: sqlite_utils.Database | sqlite3.Connection) -> None
     search finds nothing and later deletes of those rows upset the FTS index.
     """
     getattr(db, "conn", db).execute("INSERT INTO samples_fts(samples_fts) VALUES ('rebuild')")
+
+
+def refresh_query_stats(db: sqlite_utils.Database | sqlite3.Connection) -> None:
+    """Let SQLite's planner know how big each run is (ANALYZE, sampled: a few ms at 1M samples).
+
+    Without statistics it guesses that `run_id = ?` picks few rows and walks a run through
+    whichever index comes first, reading the samples in random order: a filter over a
+    million samples took 2.3 s that way, and 0.3 s scanning them in rowid order.
+    """
+    conn = getattr(db, "conn", db)
+    conn.execute("PRAGMA analysis_limit=1000")
+    conn.execute("ANALYZE")
+
+
+def has_query_stats(db: sqlite_utils.Database | sqlite3.Connection) -> bool:
+    conn = getattr(db, "conn", db)
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone() is not None
+
