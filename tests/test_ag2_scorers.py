@@ -169,7 +169,7 @@ def test_ag2_scorers_grade_inspect_logs_from_their_transcript(tmp_path):
     db = connect(db_path)
     messages = {
         sample_id: json.loads(raw)
-        for sample_id, raw in db.execute("SELECT sample_id, messages FROM samples WHERE run_id = ?", [run_id]).fetchall()
+        for sample_id, raw in db.execute("SELECT s.sample_id, b.messages FROM samples s JOIN sample_bodies b ON b.sample_rowid = s.id WHERE s.run_id = ?", [run_id]).fetchall()
     }
     calls = {sid: sum(len(m.get("tool_calls") or []) for m in ms) for sid, ms in messages.items()}
     scored = {r["sample_id"]: r["value"] for r in jobs.job_scores(db, run_id, result.job_id) if r["scorer"] == "tool_calls"}

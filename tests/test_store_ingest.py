@@ -222,6 +222,7 @@ def test_vanished_samples_are_deleted_with_their_scores(tmp_path):
     assert db.execute("SELECT count(*) FROM scores WHERE sample_rowid = ?", (rowid,)).fetchone()[0] == 0
     assert db.execute("SELECT sample_count FROM runs").fetchone()[0] == 10
     assert db.execute("SELECT count(*) FROM samples_fts").fetchone()[0] == 10
+    assert db.execute("SELECT count(*) FROM sample_bodies").fetchone()[0] == 10  # transcripts went with them
 
 
 class FailingReader:

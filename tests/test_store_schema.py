@@ -39,7 +39,7 @@ def test_many_threads_opening_a_new_index_at_once_all_succeed(tmp_path):
             conn.close()
 
 
-def test_an_index_of_version_1_gains_the_filter_indexes_and_keeps_its_rows(tmp_path):
+def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transcript(tmp_path):
     from evtui.store import schema
 
     path = tmp_path / "old.db"
@@ -48,7 +48,10 @@ def test_an_index_of_version_1_gains_the_filter_indexes_and_keeps_its_rows(tmp_p
         if statement.strip():
             conn.execute(statement)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
-    conn.execute("INSERT INTO samples(id, run_id, sample_id, error) VALUES (1, 1, 'a', 'boom'), (2, 1, 'b', NULL)")
+    conn.execute(
+        "INSERT INTO samples(id, run_id, sample_id, error, input, messages) VALUES "
+        "(1, 1, 'a', 'boom', '\"hi\"', '[{\"role\": \"user\"}]'), (2, 1, 'b', NULL, NULL, '[]')"
+    )
     conn.execute("PRAGMA user_version=1")
     conn.close()
 
@@ -57,3 +60,8 @@ def test_an_index_of_version_1_gains_the_filter_indexes_and_keeps_its_rows(tmp_p
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"scores_effective", "samples_run_errored", "samples_run_limited"} <= names
     assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]
+    # The transcript moved out of the samples row, to sample_bodies under the same rowid.
+    assert {"input", "messages"}.isdisjoint(row[1] for row in conn.execute("PRAGMA table_info(samples)"))
+    assert conn.execute("SELECT sample_rowid, input, messages FROM sample_bodies ORDER BY 1").fetchall() == [
+        (1, '"hi"', '[{"role": "user"}]'), (2, None, "[]"),
+    ]

@@ -32,6 +32,7 @@ class SampleWriter:
         self.next_score = conn.execute("SELECT IFNULL(MAX(id), 0) + 1 FROM scores").fetchone()[0]
         self.inserts: list[tuple[Any, ...]] = []
         self.updates: list[tuple[Any, ...]] = []
+        self.bodies: list[tuple[Any, ...]] = []  # sample_bodies rows of inserts and updates
         self.new_scores: list[tuple[int, list[R.ScorePayload]]] = []
         self.replaced_scores: list[tuple[int, list[R.ScorePayload]]] = []
         self.pending = 0
@@ -49,15 +50,17 @@ class SampleWriter:
         known = self.existing.get(key)
         if known is not None and known[1] == row[11]:
             return
+        n = R.SAMPLE_FIELD_COUNT
         if known is None:
             rowid = self.next_sample
             self.next_sample += 1
-            self.inserts.append((rowid, self.run_id, *row))
+            self.inserts.append((rowid, self.run_id, *row[:n]))
             self.new_scores.append((rowid, scores))
         else:
             rowid = known[0]
-            self.updates.append((*row[2:], rowid))
+            self.updates.append((*row[2:n], rowid))
             self.replaced_scores.append((rowid, scores))
+        self.bodies.append((rowid, *row[n:]))
         # A sample repeated later in the same file (a re-run) replaces this one: last wins.
         self.existing[key] = (rowid, row[11])
         self.pending += 1
@@ -85,9 +88,13 @@ class SampleWriter:
                 f"UPDATE samples SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", self.updates
             )
             self._drop_replaced_scores()
+        conn.executemany(
+            f"INSERT OR REPLACE INTO sample_bodies(sample_rowid, {R.BODY_COLUMNS}) VALUES (?, ?, ?)", self.bodies
+        )
         self._insert_scores(self.new_scores + self.replaced_scores)
         self.inserts.clear()
         self.updates.clear()
+        self.bodies.clear()
         self.new_scores.clear()
         self.replaced_scores.clear()
         self.pending = self.pending_bytes = 0

@@ -22,11 +22,12 @@ import sqlite_utils
 
 from evtui.records import ResultRecord
 
-# The sample columns a scorer's state is built from (bulky JSON last, read lazily by SQLite).
+# The sample columns a scorer's state is built from; `input` and `messages` come from
+# sample_bodies (b), joined to samples (s).
 SAMPLE_COLUMNS = (
-    "id, run_id, sample_id, epoch, input_tokens, output_tokens, total_tokens, cost, total_time, "
-    "working_time, limit_type, completed, error, target, metadata, input_text, output_text, choices, "
-    "input, messages, detail_ref"
+    "s.id, s.run_id, s.sample_id, s.epoch, s.input_tokens, s.output_tokens, s.total_tokens, s.cost, "
+    "s.total_time, s.working_time, s.limit_type, s.completed, s.error, s.target, s.metadata, s.input_text, "
+    "s.output_text, s.choices, b.input, b.messages, s.detail_ref"
 )
 
 _NUMERIC_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
@@ -250,8 +251,8 @@ def scored_rowids(db: sqlite_utils.Database, run_id: int, job_id: int, scorer: s
     return {row[0] for row in rows}
 
 
-# Without the transcript: the bulky columns come back NULL and SQLite never reads their pages.
-_SAMPLE_COLUMNS_LIGHT = SAMPLE_COLUMNS.replace("input, messages", "NULL, NULL")
+# Without the transcript: the bulky columns come back NULL and sample_bodies is not read.
+_SAMPLE_COLUMNS_LIGHT = SAMPLE_COLUMNS.replace("b.input, b.messages", "NULL, NULL")
 
 
 def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int], *, transcript: bool = True) -> list[tuple]:
@@ -263,7 +264,8 @@ def fetch_samples(db: sqlite_utils.Database, rowids: Sequence[int], *, transcrip
         return []
     marks = ",".join("?" * len(rowids))
     columns = SAMPLE_COLUMNS if transcript else _SAMPLE_COLUMNS_LIGHT
-    rows = db.execute(f"SELECT {columns} FROM samples WHERE id IN ({marks})", list(rowids)).fetchall()
+    source = "samples s LEFT JOIN sample_bodies b ON b.sample_rowid = s.id" if transcript else "samples s"
+    rows = db.execute(f"SELECT {columns} FROM {source} WHERE s.id IN ({marks})", list(rowids)).fetchall()
     by_id = {row[0]: row for row in rows}
     return [by_id[rowid] for rowid in rowids if rowid in by_id]
 

@@ -136,9 +136,10 @@ def get_sample(db: Db, sample_rowid: int) -> SampleDetail | None:
     """One sample in full with all its scores (every source) and their edit histories."""
     conn = conn_of(db)
     row = conn.execute(
-        "SELECT id, run_id, sample_id, epoch, input_text, input, target, choices, output_text, messages, "
-        "metadata, input_tokens, output_tokens, total_tokens, cost, total_time, working_time, error, "
-        "limit_type, completed, detail_ref FROM samples WHERE id = ?",
+        "SELECT s.id, s.run_id, s.sample_id, s.epoch, s.input_text, b.input, s.target, s.choices, s.output_text, "
+        "IFNULL(b.messages, '[]'), s.metadata, s.input_tokens, s.output_tokens, s.total_tokens, s.cost, "
+        "s.total_time, s.working_time, s.error, s.limit_type, s.completed, s.detail_ref "
+        "FROM samples s LEFT JOIN sample_bodies b ON b.sample_rowid = s.id WHERE s.id = ?",
         (sample_rowid,),
     ).fetchone()
     if row is None:

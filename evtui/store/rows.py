@@ -23,9 +23,11 @@ from evtui.store.filters import id_sort_key
 SAMPLE_COLUMNS = (
     "sample_id, epoch, id_sort, input_tokens, output_tokens, total_tokens, cost, total_time, "
     "working_time, limit_type, completed, content_hash, error, target, detail_ref, metadata, "
-    "input_text, output_text, choices, input, messages"
+    "input_text, output_text, choices"
 )
 SAMPLE_FIELD_COUNT = SAMPLE_COLUMNS.count(",") + 1
+# The sample_bodies columns, which follow the samples columns in a sample_row.
+BODY_COLUMNS = "input, messages"
 
 # Ids first, then the payload columns of score_payload.
 SCORE_COLUMNS = (
@@ -95,7 +97,7 @@ ScorePayload = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
 
 
 def sample_row(record: SampleRecord) -> tuple[list[Any], list[ScorePayload]]:
-    """The samples row (column order SAMPLE_COLUMNS) and the sample's score payloads
+    """The samples row (SAMPLE_COLUMNS, then BODY_COLUMNS) and the sample's score payloads
     (see score_payload; deduplicated by scorer, last wins). `content_hash` digests them all."""
     usage = record.usage
     scores = [score_payload(s) for s in {s.scorer: s for s in record.scores}.values()]
