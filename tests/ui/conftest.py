@@ -46,8 +46,8 @@ LONG_LIVED_GROUPS = {"watch", "sqltable-fetch"}
 async def settle(app, pilot) -> None:
     """Let workers finish and their messages be handled; then wait for virtual tables to fill.
 
-    Long-lived workers are left out of the wait; tables' `loading_rows` is polled instead
-    (bounded, so a bug fails the test rather than hanging it).
+    Long-lived workers are left out of the wait; tables' `loading_rows` and `counting` are polled
+    instead (bounded, so a bug fails the test rather than hanging it).
     """
     from evtui.app.widgets.sql_table import SqlTable
 
@@ -57,7 +57,7 @@ async def settle(app, pilot) -> None:
         await asyncio.gather(*(worker.wait() for worker in finite), return_exceptions=True)
         await pilot.pause()
     for _ in range(200):
-        if not any(table.loading_rows for table in app.screen.query(SqlTable)):
+        if not any(table.loading_rows or (table.counting and not table.error) for table in app.screen.query(SqlTable)):
             break
         await pilot.pause(0.01)
     await pilot.pause()

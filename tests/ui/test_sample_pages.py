@@ -51,7 +51,7 @@ def test_forward_backward_and_jumps_agree_with_the_sort(source, sort, descending
     assert forward == expected
 
     last_offset = (total - 1) // PAGE * PAGE
-    page = source.fetch(PageRequest(last_offset, PAGE, sort, descending))  # a jump to the far end
+    page = source.fetch(PageRequest(last_offset, PAGE, sort, descending, total=total))  # a jump to the far end
     backward = [line.row.rowid for line in page]
     for offset in range(last_offset - PAGE, -1, -PAGE):
         page = source.fetch(PageRequest(offset, PAGE, sort, descending, before=page[0]))
@@ -59,8 +59,24 @@ def test_forward_backward_and_jumps_agree_with_the_sort(source, sort, descending
     assert backward == expected
 
     for offset in (PAGE, 3 * PAGE, total // 2 + 1):  # jumps from the near end
-        page = source.fetch(PageRequest(offset, PAGE, sort, descending))
+        page = source.fetch(PageRequest(offset, PAGE, sort, descending, total=total))
         assert [line.row.rowid for line in page] == expected[offset : offset + PAGE]
+
+
+def test_a_filtered_jump_agrees_whether_or_not_the_count_is_known(tmp_path):
+    """While the table counts, a jump past the middle walks from the start instead of the end."""
+    build_index(tmp_path / "index.db")
+    source = SamplePageSource(tmp_path / "index.db", 1, ["match"], "match", filter='match != "I"')
+    try:
+        total = source.count()
+        expected = [line.row.rowid for line in source.fetch(PageRequest(0, 10_000, "tokens", True))]
+        assert len(expected) == total > 2 * PAGE
+        for offset in (PAGE, total // 2 + 1, total - PAGE):
+            for known_total in (total, None):
+                page = source.fetch(PageRequest(offset, PAGE, "tokens", True, total=known_total))
+                assert [line.row.rowid for line in page] == expected[offset : offset + PAGE]
+    finally:
+        source.close()
 
 
 def test_lines_carry_scores_and_the_chosen_scorers_answer(source):

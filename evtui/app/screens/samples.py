@@ -34,10 +34,13 @@ class SampleLine:
 
 
 class SamplePageSource:
-    """Pages of a run's samples for SqlTable, made in the table's fetch thread (own connection).
+    """Pages or the count of a run's samples for SqlTable, made in the table's page or count thread
+    (own connection).
 
     Forward pages continue by keyset from the row before; backward pages run the reverse order
-    from the row after; a jump with no neighbour walks to the position from the nearer end.
+    from the row after; a jump with no neighbour walks to the position from the nearer end when
+    the total is known (the table's count, or the run's recorded rows when nothing is filtered),
+    else from the start.
     """
 
     def __init__(
@@ -51,33 +54,40 @@ class SamplePageSource:
         self.scorers = scorers
         self.answer_scorer = answer_scorer
         self.filter, self.search = filter, search
-        self._total: int | None = None
 
     def count(self) -> int:
         from evtui.store.queries import count_samples
+
+        known = self._recorded_count()
+        if known is not None:
+            return known
+        return count_samples(self._db, self.run_id, filter=self.filter, search=self.search, score_columns=self.scorers)
+
+    def _recorded_count(self) -> int | None:
+        """The run's row count as ingest recorded it, when nothing is filtered (count(*) would scan the rows)."""
         from evtui.store.queries_ui import indexed_sample_count
 
-        if not self.filter and not (self.search and self.search.strip()):
-            # Ingest keeps the run's row count in step with its samples; count(*) would scan them.
-            known = indexed_sample_count(self._db, self.run_id)
-            if known:  # 0 may just mean "not recorded": counting nothing is cheap anyway
-                self._total = known
-                return known
-        self._total = count_samples(
-            self._db, self.run_id, filter=self.filter, search=self.search, score_columns=self.scorers
-        )
-        return self._total
+        if self.filter or (self.search and self.search.strip()):
+            return None
+        return indexed_sample_count(self._db, self.run_id) or None  # 0 may just mean "not recorded"
+
+    def interrupt(self) -> None:
+        """Stop the running count (called from another thread: the count then raises `interrupted`)."""
+        self._db.conn.interrupt()
 
     def fetch(self, request: PageRequest) -> list[SampleLine]:
         sort = store_sort(request.sort)
         descending, limit, offset = request.descending, request.limit, request.offset
+        total = request.total
+        if total is None and request.after is None and request.before is None:
+            total = self._recorded_count()  # while the table counts, an unfiltered jump still needs no walk from the start
         if request.after is not None:
             rows = self._page(sort, descending, request.after.row.key, limit)
         elif request.before is not None:
             rows = self._page(sort, not descending, request.before.row.key, limit)[::-1]
-        elif self._total is not None and offset > self._total // 2:
-            count = max(min(limit, self._total - offset), 0)
-            key = self._key_at(self._total - offset - count, sort, not descending)
+        elif total is not None and offset > total // 2:
+            count = max(min(limit, total - offset), 0)
+            key = self._key_at(total - offset - count, sort, not descending)
             rows = self._page(sort, not descending, key, count)[::-1]
         else:
             rows = self._page(sort, descending, self._key_at(offset, sort, descending), limit)
@@ -230,6 +240,7 @@ class SamplesScreen(Screen[None]):
         )
         self.table = table
         self.mount(table, before=self.query_one(StatusLine))
+        self._show_count()
         if focus:
             table.focus()
 
@@ -340,10 +351,14 @@ class SamplesScreen(Screen[None]):
         self._show_count()
 
     def _show_count(self) -> None:
+        """The exact count in the status line; "counting…" until the new table's first `Counted`
+        (a reload of the same table, on a sort or index change, keeps showing the last count)."""
+        if self.table is None:
+            return
         count = self.shown_count
         if count is None:
-            return
-        if self.filter or self.search:
+            shown = "counting…"
+        elif self.filter or self.search:
             shown = f"{count:,} of {self.run_total:,} samples" if self.run_total is not None else f"{count:,} matching"
         else:
             shown = f"{count:,} sample row{'s' if count != 1 else ''}"

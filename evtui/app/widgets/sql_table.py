@@ -1,10 +1,11 @@
 """A virtual table (Line API) that pages rows from the index on demand.
 
-Only visible rows are rendered; rows come in pages from a `PageSource` that runs in one
-long-lived thread worker owned by the table, so a slow page never blocks a frame. Pages are
-fetched by keyset (anchored on a neighbouring cached row) when one is known, else by offset.
-The page cache, the job queue and the fetch loop are in sql_table_pages.py; this module draws
-rows and moves the cursor.
+Only visible rows are rendered; rows come in pages from a `PageSource` that runs in a
+long-lived thread worker owned by the table, so a slow page never blocks a frame, and the rows
+are counted in a second one, so pages never wait for a slow count. Pages are fetched by keyset
+(anchored on a neighbouring cached row) when one is known, else by offset. The page cache, the
+job queue and the fetch and count loops are in sql_table_pages.py; this module draws rows and
+moves the cursor.
 """
 
 from __future__ import annotations
@@ -81,13 +82,14 @@ class SqlTable(ScrollView, can_focus=True):
     """
 
     FETCH_GROUP = "sqltable-fetch"
-    """Worker group of the long-lived fetch loop (tests waiting for workers leave it out)."""
+    """Worker group of the long-lived fetch and count loops (tests waiting for workers leave it out)."""
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
     cursor_column: reactive[int] = reactive(0)
     """Index into `columns` of the cursor cell (within the cursor row)."""
     row_count: reactive[int | None] = reactive(None)
-    """Rows in the current query, or None until counted."""
+    """Rows the table shows: the exact count once `counting` is False; before, what the pages so far
+    show (one row past a full page, so scrolling asks for the next), or None before any arrived."""
 
     @dataclass
     class RowHighlighted(Message):
@@ -115,7 +117,7 @@ class SqlTable(ScrollView, can_focus=True):
 
     @dataclass
     class Counted(Message):
-        """The query was counted; `count` rows."""
+        """The query's exact row count is known (from the count, or a short first page); `count` rows."""
 
         table: SqlTable
         count: int
@@ -159,7 +161,7 @@ class SqlTable(ScrollView, can_focus=True):
         self.page_size = page_size
         self._cache = PageCache(page_size)
         self.error: str | None = None
-        self._fetch_worker: Worker[None] | None = None
+        self._loops: dict[bool, Worker[None]] = {}  # the page loop (False) and the count loop (True)
 
     @property
     def columns(self) -> list[Column]:
@@ -188,15 +190,25 @@ class SqlTable(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         self.reload()
 
+    def on_unmount(self) -> None:
+        self._cache.stop()  # the workers are cancelled, but a long count would run on to its end
+
     def reload(self) -> None:
-        """Forget cached rows and count and fetch again (after a sort, filter or index change)."""
-        if self._fetch_worker is None or self._fetch_worker.is_finished:
-            self._fetch_worker = self._fetch_loop()  # (re)start: it ends if the source cannot open
-        self._cache.reset()
+        """Forget cached rows and count and fetch again (after a sort, filter or index change); the row
+        count shown stays until new pages or the count correct it. (Re)starts loops that ended."""
+        self._cache.reset()  # first: a loop that cannot open its source reports for the new generation
+        for counts in (False, True):
+            if counts not in self._loops or self._loops[counts].is_finished:
+                self._loops[counts] = self._serve(counts)
         self._strips.clear()
         self.error = None
         self._request_visible()
         self.refresh()
+
+    @property
+    def counting(self) -> bool:
+        """The current query's exact row count is not known yet (`row_count` is what the pages show)."""
+        return self._cache.total is None
 
     @property
     def visible_rows_ready(self) -> bool:
@@ -211,7 +223,7 @@ class SqlTable(ScrollView, can_focus=True):
 
     @property
     def loading_rows(self) -> bool:
-        """True while the count or a requested page has not arrived."""
+        """True while a requested page, or any row count, has not arrived (a running count alone is not loading)."""
         return self.error is None and (self.row_count is None or self._cache.waiting)
 
     def row_at(self, index: int) -> Any | None:
@@ -236,45 +248,50 @@ class SqlTable(ScrollView, can_focus=True):
         self._request_page(last + 1, priority=2)
         self._request_page(first - 1, priority=3)
 
-    @work(thread=True, exclusive=True, group=FETCH_GROUP, exit_on_error=False)
-    def _fetch_loop(self) -> None:
-        """Serve count and page jobs in this thread, with its own source (and connection)."""
-        worker = get_current_worker()
+    @work(thread=True, group=FETCH_GROUP, exit_on_error=False)  # not exclusive: it would cancel the other loop
+    def _serve(self, counts: bool) -> None:
+        """Serve page jobs, or counts, in this thread with its own source (and connection)."""
+        worker, post = get_current_worker(), self.post_message
         try:
             source = self._open_source()
         except Exception as error:  # e.g. the index cannot be opened: say so in the table
-            self.post_message(self._FetchFailed(self._cache.generation, f"{type(error).__name__}: {error}"))
+            post(self._FetchFailed(self._cache.generation, f"{type(error).__name__}: {error}"))
             return
+        cancelled, on_error = (lambda: worker.is_cancelled), (lambda *failure: post(self._FetchFailed(*failure)))
         try:
-            self._cache.serve(
-                source,
-                cancelled=lambda: worker.is_cancelled,
-                on_count=lambda generation, count: self.post_message(self._CountLoaded(generation, count)),
-                on_page=lambda generation, page, rows: self.post_message(self._PageLoaded(generation, page, rows)),
-                on_error=lambda generation, error: self.post_message(self._FetchFailed(generation, error)),
-            )
+            if counts:
+                self._cache.serve_counts(source, cancelled, lambda *count: post(self._CountLoaded(*count)), on_error)
+            else:
+                self._cache.serve(source, cancelled, lambda *page: post(self._PageLoaded(*page)), on_error)
         finally:
             source.close()
 
-    @on(_CountLoaded)
-    def _on_count_loaded(self, message: _CountLoaded) -> None:
-        if message.generation != self._cache.generation:
-            return
+    def _show_row_count(self, count: int, exact: bool) -> None:
+        """Size the table for `count` rows and keep the cursor on one; say so when the count is exact."""
         first_count = self.row_count is None
-        self.row_count = message.count
-        self.virtual_size = Size(self._total_width, message.count + 1)
-        if self.cursor_row >= message.count:
-            self.cursor_row = max(0, message.count - 1)
+        self.row_count = count
+        self.virtual_size = Size(self._total_width, count + 1)
+        if self.cursor_row >= count:
+            self.cursor_row = max(0, count - 1)
         if first_count:
             self._scroll_to_column()  # a cursor column set before the table had a width
-        self.post_message(self.Counted(self, message.count))
+        if exact:
+            self.post_message(self.Counted(self, count))
         self._request_visible()
         self.refresh()
+
+    @on(_CountLoaded)
+    def _on_count_loaded(self, message: _CountLoaded) -> None:
+        if self._cache.counted(message.generation, message.count):
+            self._show_row_count(message.count, exact=True)
 
     @on(_PageLoaded)
     def _on_page_loaded(self, message: _PageLoaded) -> None:
         if not self._cache.store(message.generation, message.page, message.rows):
             return
+        if self.counting:
+            rows = self._cache.rows_after_page(message.page, len(message.rows), self.row_count)
+            self._show_row_count(rows, exact=not self.counting)
         first = message.page * self.page_size
         self.refresh_lines(first + 1, len(message.rows))  # virtual line 0 is above row 0
         if first <= self.cursor_row < first + len(message.rows):
@@ -344,7 +361,7 @@ class SqlTable(ScrollView, can_focus=True):
             if index == 0 and self.error:
                 return Strip([Segment(f" {self.error}", self.get_component_rich_style("sqltable--fail"))])
             if index == 0:
-                text = " loading…" if count is None else " no rows"
+                text = " no rows" if count is not None and not self.counting else " loading…"
                 return Strip([Segment(text, self.get_component_rich_style("sqltable--loading"))])
             return Strip([])
         row = self.row_at(index)

@@ -1,14 +1,21 @@
-"""What a SqlTable has fetched and asked for: its cached pages, the queue of count and page
-jobs, and the loop that serves them in the table's fetch thread. No Textual here: the table
-owns the thread and turns what the loop reports into messages.
+"""What a SqlTable has fetched and asked for: its cached pages, the queue of page jobs, the
+row count as far as it is known, and the loops that serve pages and counts. No Textual here:
+the table owns the two threads and turns what the loops report into messages.
+
+Pages and the count run in separate threads, each with its own source (SQLite connections stay
+in the thread that made them): a filtered count over a million rows can take a second while a
+page takes milliseconds, so rows show first and the count follows. Until it does, the table
+sizes itself from the pages it has (`rows_after_page`).
 
 Every reload starts a new generation; jobs and results of an older one are dropped, so a page
-of the previous filter or sort never lands in the new table.
+or count of the previous filter or sort never lands in the new table, and a count still running
+for an old generation is interrupted when the source can be.
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +30,6 @@ MAX_CACHED_PAGES = 64
 class _Job:
     priority: int
     seq: int
-    kind: str = field(compare=False)
     generation: int = field(compare=False)
     page: int = field(compare=False, default=0)
     request: PageRequest | None = field(compare=False, default=None)
@@ -35,18 +41,40 @@ class PageCache:
     def __init__(self, page_size: int) -> None:
         self.page_size = page_size
         self.generation = 0
+        self.total: int | None = None
+        """The exact row count of the current generation; None while it is being counted."""
         self._pages: OrderedDict[int, list[Any]] = OrderedDict()
         self._pending: set[int] = set()
         self._seq = 0
         self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
+        self._counts: queue.Queue[int] = queue.Queue()  # generations to count
+        self._reach = 0  # rows the pages show to exist, plus one past a full page (there may be more)
+        self._end: int | None = None  # where a short page says the rows end
+        self._count_lock = threading.Lock()
+        self._counting: tuple[int, PageSource] | None = None  # the generation being counted, and its source
 
     def reset(self) -> None:
-        """Forget rows and requests (they belong to the old query) and ask for the new count."""
+        """Forget rows, requests and the count (they belong to the old query); ask for the new count
+        and stop a count of the old query that is still running (called in the UI thread)."""
         self.generation += 1
         self._pages.clear()
         self._pending.clear()
-        self._seq += 1
-        self._jobs.put(_Job(0, self._seq, "count", self.generation))
+        self.total, self._reach, self._end = None, 0, None
+        self._counts.put(self.generation)
+        self._interrupt_stale_count()
+
+    def stop(self) -> None:
+        """The table is going: results still to come are stale, and a running count stops if it can."""
+        self.generation += 1
+        self._interrupt_stale_count()
+
+    def _interrupt_stale_count(self) -> None:
+        with self._count_lock:  # held while the count thread swaps what it counts, so the source is still counting
+            if self._counting is None or self._counting[0] == self.generation:
+                return
+            interrupt = getattr(self._counting[1], "interrupt", None)
+            if interrupt is not None:
+                interrupt()
 
     @property
     def waiting(self) -> bool:
@@ -77,10 +105,11 @@ class PageCache:
             descending=descending,
             after=before_page[-1] if before_page and len(before_page) == self.page_size else None,
             before=after_page[0] if after_page and not before_page else None,
+            total=self.total,
         )
         # Newest first within a priority: after a jump, the pages now on screen matter most.
         self._seq += 1
-        self._jobs.put(_Job(priority, -self._seq, "page", self.generation, page, request))
+        self._jobs.put(_Job(priority, -self._seq, self.generation, page, request))
 
     def store(self, generation: int, page: int, rows: list[Any]) -> bool:
         """Keep a fetched page; False (and nothing kept) when it belongs to an older generation."""
@@ -90,6 +119,34 @@ class PageCache:
         self._pages[page] = rows
         while len(self._pages) > MAX_CACHED_PAGES:
             self._pages.popitem(last=False)
+        return True
+
+    def rows_after_page(self, page: int, size: int, shown: int | None) -> int:
+        """While counting: how many rows the table should show now that `page` came with `size` rows.
+
+        A full page means there may be more, so one row past it (shown loading) lets the next page
+        be asked for; a short page says where the rows end. `shown` (what the table showed before,
+        e.g. the previous query's count after a reload) is kept while nothing contradicts it, so a
+        reload that changes nothing does not shrink the scroll range. A short first page is the
+        exact count: `total` is set and the count to come only confirms it.
+        """
+        if size >= self.page_size:
+            self._reach = max(self._reach, (page + 1) * self.page_size + 1)
+        else:
+            end = page * self.page_size + size
+            self._end = end if self._end is None else min(self._end, end)
+        rows = max(shown or 0, self._reach)
+        if self._end is not None:
+            rows = min(rows, self._end)
+        if page == 0 and size < self.page_size:
+            self.total = rows = size
+        return rows
+
+    def counted(self, generation: int, count: int) -> bool:
+        """The count of `generation` arrived; True when it is news (current, and not already known)."""
+        if generation != self.generation or count == self.total:
+            return False
+        self.total = count
         return True
 
     def failed(self, generation: int) -> bool:
@@ -103,11 +160,10 @@ class PageCache:
         self,
         source: PageSource,
         cancelled: Callable[[], bool],
-        on_count: Callable[[int, int], None],
         on_page: Callable[[int, int, list[Any]], None],
         on_error: Callable[[int, str], None],
     ) -> None:
-        """Run count and page jobs against `source` until `cancelled()`; called in the fetch thread."""
+        """Run page jobs against `source` until `cancelled()`; called in the fetch thread."""
         while not cancelled():
             try:
                 job = self._jobs.get(timeout=0.1)
@@ -116,10 +172,36 @@ class PageCache:
             if job.generation != self.generation:
                 continue  # a reload made it stale
             try:
-                if job.kind == "count":
-                    on_count(job.generation, source.count())
-                else:
-                    assert job.request is not None
-                    on_page(job.generation, job.page, source.fetch(job.request))
+                assert job.request is not None
+                on_page(job.generation, job.page, source.fetch(job.request))
             except Exception as error:  # shown in the table; the loop keeps serving
                 on_error(job.generation, f"{type(error).__name__}: {error}")
+
+    def serve_counts(
+        self,
+        source: PageSource,
+        cancelled: Callable[[], bool],
+        on_count: Callable[[int, int], None],
+        on_error: Callable[[int, str], None],
+    ) -> None:
+        """Count each generation that asks (the newest only) against `source` until `cancelled()`;
+        called in the count thread."""
+        while not cancelled():
+            try:
+                generation = self._counts.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            with self._count_lock:
+                if generation != self.generation:
+                    continue  # a reload made it stale; the newer generation is queued behind it
+                self._counting = (generation, source)
+            try:
+                count = source.count()
+            except Exception as error:  # shown in the table, unless a reload interrupted the count it made stale
+                if generation == self.generation:
+                    on_error(generation, f"{type(error).__name__}: {error}")
+            else:
+                on_count(generation, count)
+            finally:
+                with self._count_lock:
+                    self._counting = None

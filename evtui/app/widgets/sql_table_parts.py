@@ -36,7 +36,8 @@ class Column:
 
 @dataclass(frozen=True)
 class PageRequest:
-    """Rows [offset, offset + limit) in the current sort; `after`/`before` are neighbour rows for keyset seeks."""
+    """Rows [offset, offset + limit) in the current sort; `after`/`before` are neighbour rows for keyset seeks;
+    `total` is the query's exact row count when the table knows it (None while it is being counted)."""
 
     offset: int
     limit: int
@@ -44,10 +45,14 @@ class PageRequest:
     descending: bool = False
     after: Any = None
     before: Any = None
+    total: int | None = None
 
 
 class PageSource(Protocol):
-    """What the table pages from; made and used inside the table's fetch thread."""
+    """What the table pages from. The table opens one for its page thread and one for its count
+    thread, each used only in the thread that opened it. A source may also offer `interrupt()`,
+    which the table calls from the UI thread to stop a count a reload has made stale (the count
+    may then raise; that is not reported)."""
 
     def count(self) -> int: ...
 
