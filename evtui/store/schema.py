@@ -210,14 +210,7 @@ CREATE INDEX IF NOT EXISTS samples_run_limited ON samples(run_id, id) WHERE limi
 _MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
 
 
-# Readers that scan whole runs (filters, counts, groups) map this much of the index into memory:
-# SQLite then reads pages in place instead of copying each through read(), and a filter that
-# scans a million ~2 KB rows takes 0.4 s instead of 1.1 s. Writers leave it off, so ingest's
-# memory stays its own.
-SCAN_MMAP_BYTES = 1 << 30
-
-
-def open_connection(path: str | Path, *, mmap_bytes: int = 0) -> sqlite3.Connection:
+def open_connection(path: str | Path) -> sqlite3.Connection:
     """A plain sqlite3 connection to the index at `path` (created and migrated), in WAL mode,
     autocommit (`isolation_level=None`: callers BEGIN/COMMIT explicitly).
 
@@ -231,8 +224,6 @@ def open_connection(path: str | Path, *, mmap_bytes: int = 0) -> sqlite3.Connect
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
-    if mmap_bytes:
-        conn.execute(f"PRAGMA mmap_size={int(mmap_bytes)}")
     _migrate(conn)
     return conn
 
@@ -258,14 +249,14 @@ def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
         delay = min(delay * 2, 0.1)
 
 
-def connect(path: str | Path, *, mmap_bytes: int = 0) -> sqlite_utils.Database:
+def connect(path: str | Path) -> sqlite_utils.Database:
     """Open (creating and migrating if needed) the index at `path`, in WAL mode.
 
     One connection per thread: SQLite objects must not cross threads.
     """
     import sqlite_utils
 
-    return sqlite_utils.Database(open_connection(path, mmap_bytes=mmap_bytes))
+    return sqlite_utils.Database(open_connection(path))
 
 
 def migrate(db: sqlite_utils.Database | sqlite3.Connection) -> None:
