@@ -2,14 +2,19 @@
 
     /work/venv/bin/python bench/ui_bench.py [--samples N]
 
-The index is written with direct SQL into the real schema (bench/out/, gitignored, reused):
-10 runs, one holding 91 % of the samples, one `match` score per sample, recorded results.
+The index is written with direct SQL into the real schema (bench/out/, gitignored, reused; it is
+rebuilt when the schema changes): 10 runs, one holding 91 % of the samples, one `match` score per
+sample, recorded results. Rows are about the size of a short Inspect QA sample (~2 KB: a prompt
+of 200-800 characters, an answer, a two-message transcript, a metadata category; 1 % errors).
 
   * runs-screen first paint — app start → the runs table shows every run (target < 1 s)
   * samples table open      — Enter on the big run's result row → first page painted (< 0.5 s)
   * page-down at depth      — after a jump to the middle, one page-down → next rows painted (< 50 ms);
                               the page after the viewport is prefetched, as it is while a user reads
   * jump to the end         — `end` key → last rows painted (for reference)
+  * filter                  — the samples screen opened with each filter of the issue's examples on
+                              the big run → matching rows painted (< 1 s); the exact count, which
+                              arrives later, is printed for reference
 
 Key handling is driven by calling the widget actions directly: Pilot's `press` adds a fixed
 ~60 ms of its own, which would hide what the app costs.
@@ -29,18 +34,37 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 RUNS = 10
+FILTERS = ('match == "I" and metadata.category == "math"', 'match == "I"', "tokens > 2000", "error", 'input ~ "paris"')
+CATEGORIES = ("math", "history", "science", "geography", "code")
+# Text the synthetic samples cut their prompts and transcripts from (varied, so rows differ).
+_WORDS = ("the of and to in is was for on that with as by at from his an were are which this be or "
+          "has had one first their its new after who they two her she been other when there all during "
+          "into school time may years more most only over city some world would where later up such used "
+          "many can state about national out known university united then made").split()
+
+
+def _schema_tag() -> str:
+    """A short digest of the schema script, so a bench index built for an older schema is rebuilt."""
+    import hashlib
+
+    from evtui.store import schema
+
+    text = "".join(schema._MIGRATIONS[v] for v in sorted(schema._MIGRATIONS))
+    return hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
 
 
 def build_index(samples: int) -> Path:
     """A 1M-sample index (by default) written with executemany into the evtui schema; cached."""
-    from evtui.store.schema import connect
+    from evtui.store.schema import connect, refresh_query_stats
 
-    path = OUT / f"ui-v{BUILD_VERSION}-{samples}.db"
+    path = OUT / f"ui-v{BUILD_VERSION}-{_schema_tag()}-{samples}.db"
     if path.exists():
         return path
     OUT.mkdir(exist_ok=True)
+    for stale in OUT.glob(f"ui-v*-{samples}.db"):
+        stale.unlink()  # several GB each: keep only the current build
     partial = path.with_suffix(".tmp")
     for leftover in OUT.glob(partial.name + "*"):
         leftover.unlink()
@@ -48,6 +72,7 @@ def build_index(samples: int) -> Path:
     db = connect(partial)
     conn = db.conn
     rng = random.Random(1)
+    text = " ".join(rng.choice(_WORDS) for _ in range(200_000))
     big = samples - (RUNS - 1) * (samples // 100)
     sizes = [big] + [samples // 100] * (RUNS - 1)
     conn.execute("BEGIN")
@@ -64,13 +89,21 @@ def build_index(samples: int) -> Path:
         correct = 0
         for number in range(1, size + 1):
             rowid += 1
-            tokens = rng.randint(50, 900)
-            rows.append((rowid, run_id, str(number), 1, str(number).zfill(20), tokens, rng.random() * 20,
-                         f"question {number}", f"answer {number}"))  # fmt: skip
+            tokens = rng.randint(50, 2500)
+            start = rng.randrange(0, len(text) - 2000)
+            prompt = f"question {number}: " + text[start : start + rng.randint(200, 800)]
+            if rng.random() < 0.02:
+                prompt += " What is the capital of France? Paris, Lyon or Nice?"
+            answer = f"answer {number}: " + text[start + 900 : start + 900 + rng.randint(20, 300)]
+            transcript = json.dumps([{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}])
+            error = f"RuntimeError: tool failed on sample {number}" if rng.random() < 0.01 else None
+            metadata = json.dumps({"category": CATEGORIES[number % len(CATEGORIES)], "difficulty": rng.randint(1, 5)})
+            rows.append((rowid, run_id, str(number), 1, str(number).zfill(20), tokens, rng.random() * 20, error,
+                         metadata, prompt, answer, json.dumps(prompt), transcript))  # fmt: skip
             value = "C" if rng.random() < 0.7 else "I"
             correct += value == "C"
             scores.append((rowid, run_id, json.dumps(value), 1.0 if value == "C" else 0.0, f"answer {number}"))
-            if len(rows) >= 50_000:
+            if len(rows) >= 20_000:
                 _flush(conn, rows, scores)
         _flush(conn, rows, scores)
         accuracy = correct / size
@@ -81,18 +114,22 @@ def build_index(samples: int) -> Path:
                 (run_id, metric, value, size, seq),
             )
     conn.execute("COMMIT")
+    refresh_query_stats(conn)  # as ingest does
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     partial.rename(path)
-    print(f"built {path.name}: {samples:,} samples in {time.perf_counter() - started:.1f}s")
+    print(f"built {path.name}: {samples:,} samples, {path.stat().st_size / 1e9:.2f} GB in {time.perf_counter() - started:.1f}s")
     return path
 
 
 def _flush(conn, rows: list, scores: list) -> None:
     conn.executemany(
-        "INSERT INTO samples(id, run_id, sample_id, epoch, id_sort, total_tokens, total_time, input_text, output_text) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
+        "INSERT INTO samples(id, run_id, sample_id, epoch, id_sort, total_tokens, total_time, error, metadata, "
+        "input_text, output_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [row[:11] for row in rows],
+    )
+    conn.executemany(
+        "INSERT INTO sample_bodies(sample_rowid, input, messages) VALUES (?, ?, ?)", [(row[0], *row[11:]) for row in rows]
     )
     conn.executemany(
         "INSERT INTO scores(sample_rowid, run_id, scorer, value, value_num, answer) VALUES (?, ?, 'match', ?, ?, ?)",
@@ -122,6 +159,8 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
     from evtui.app.widgets.sql_table import SqlTable
 
     timings: dict[str, list[float]] = {"runs": [], "samples_open": [], "page_down": [], "jump_end": []}
+    for text in FILTERS:
+        timings[f"filter {text}"], timings[f"count {text}"] = [], []
     for _ in range(repeats):
         started = time.perf_counter()
         app = EvtuiApp(db_path=db_path)
@@ -140,6 +179,7 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
             timings["samples_open"].append(time.perf_counter() - started)
 
             table = app.screen.query_one(SqlTable)
+            await wait_until(lambda: not table.counting, pilot)  # rows show before the count: jump within the real count
             table.cursor_row = table.row_count // 2  # a jump to the middle (walks to the position once)
             table.scroll_to(y=table.cursor_row, animate=False, immediate=True)
             await wait_until(lambda: not table.loading_rows, pilot)
@@ -154,6 +194,21 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
             table.action_last()
             await wait_until(lambda: table.visible_rows_ready and table.row_at(table.row_count - 1) is not None, pilot)
             timings["jump_end"].append(time.perf_counter() - started)
+
+            app.pop_screen()
+            for text in FILTERS:
+                started = time.perf_counter()
+                app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", filter=text))
+                await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
+                table = app.screen.query_one(SqlTable)
+                await wait_until(lambda: table.visible_rows_ready, pilot, timeout=60)
+                timings[f"filter {text}"].append(time.perf_counter() - started)
+                await wait_until(lambda: not table.counting, pilot, timeout=60)
+                timings[f"count {text}"].append(time.perf_counter() - started)
+                if len(timings[f"count {text}"]) == 1:
+                    print(f"  {text}: {table.row_count:,} of {big_run.samples_total:,} samples match")
+                app.pop_screen()
+                await pilot.pause()
     return timings
 
 
@@ -196,6 +251,9 @@ def main() -> int:
         "jump_end": "jump to the end",
         "cold_start": "cold start (new process)",
     }
+    for text in FILTERS:
+        targets[f"filter {text}"], targets[f"count {text}"] = 1.0, None
+        labels[f"filter {text}"], labels[f"count {text}"] = f"filter, rows: {text}", f"filter, count: {text}"
     print(f"ui_bench on {args.samples:,} samples ({RUNS} runs, biggest {args.samples - (RUNS - 1) * (args.samples // 100):,})")
     failed = False
     for key, values in timings.items():
@@ -204,7 +262,7 @@ def main() -> int:
         verdict = "" if target is None else ("  ok" if median < target else "  OVER TARGET")
         failed |= target is not None and median >= target
         target_text = "" if target is None else f" (target < {target * 1000:.0f} ms)"
-        print(f"  {labels[key]:<24} median {median * 1000:7.1f} ms  max {worst * 1000:7.1f} ms  n={len(values)}{target_text}{verdict}")
+        print(f"  {labels[key]:<58} median {median * 1000:7.1f} ms  max {worst * 1000:7.1f} ms  n={len(values)}{target_text}{verdict}")
     return 1 if failed else 0
 
 
