@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from evtui.gc_pause import gc_paused
 from evtui.records import ResultRecord
 from evtui.scoring.values import SampleScore, Score
 
@@ -188,6 +189,11 @@ def iter_group_table(
     GroupResult)` as each group's metrics are done: the groups in order, the whole run (position
     0) last. Only the `max_groups` largest groups are kept (`hidden` counts the others).
     `grouping` None: the first the run offers (a metadata key if it has one)."""
+    with gc_paused():  # a million score rows held: see evtui/gc_pause.py
+        yield from _iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups)
+
+
+def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_id: int, max_groups: int):
     from evtui.store import jobs
     from evtui.store.queries_groups import group_score_rows, group_sizes, grouping_options, run_sample_counts
     from evtui.store.queries_runs import run_results

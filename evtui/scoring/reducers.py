@@ -310,6 +310,15 @@ def _statistic_reducer(statistic: Statistic, value_to_float: ValueToFloat | None
         return statistic(floats) if floats else float("nan")
 
     def reduce(scores: list[Score]) -> Score:
+        if len(scores) == 1 and not isinstance(scores[0].value, dict | list):
+            # One epoch, a scalar: what the general path below gives, without its lists (a
+            # million-sample run reduces a million of these for each group it is split into).
+            only = scores[0]
+            number = to_float(only.value) if not _is_nan(only.value) else float("nan")
+            return Score(
+                value=float("nan") if _is_nan(number) else statistic([number]),
+                answer=only.answer, explanation=only.explanation, reason=only.reason, metadata=only.metadata,
+            )
         representative = _first_scored(scores)
         if representative is None:
             return _nan_score(scores)
