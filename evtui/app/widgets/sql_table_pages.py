@@ -48,6 +48,7 @@ class PageCache:
         self._seq = 0
         self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
         self._counts: queue.Queue[int] = queue.Queue()  # generations to count
+        self._uncounted = -1  # a generation whose short first page made its count unneeded
         self._reach = 0  # rows the pages show to exist, plus one past a full page (there may be more)
         self._end: int | None = None  # where a short page says the rows end
         self._count_lock = threading.Lock()
@@ -119,7 +120,19 @@ class PageCache:
         self._pages[page] = rows
         while len(self._pages) > MAX_CACHED_PAGES:
             self._pages.popitem(last=False)
+        if page == 0 and len(rows) < self.page_size:
+            self._drop_count(generation)
         return True
+
+    def _drop_count(self, generation: int) -> None:
+        """A short first page is the count: stop counting (a filter matching few rows scans the
+        whole run for its first page, and the count would be a second scan at the same time)."""
+        with self._count_lock:
+            self._uncounted = generation
+            if self._counting is not None and self._counting[0] == generation:
+                interrupt = getattr(self._counting[1], "interrupt", None)
+                if interrupt is not None:
+                    interrupt()
 
     def rows_after_page(self, page: int, size: int, shown: int | None) -> int:
         """While counting: how many rows the table should show now that `page` came with `size` rows.
@@ -192,13 +205,15 @@ class PageCache:
             except queue.Empty:
                 continue
             with self._count_lock:
-                if generation != self.generation:
-                    continue  # a reload made it stale; the newer generation is queued behind it
+                if generation != self.generation or generation == self._uncounted:
+                    continue  # stale (the newer generation is queued behind it), or a short first page counted it
                 self._counting = (generation, source)
             try:
                 count = source.count()
-            except Exception as error:  # shown in the table, unless a reload interrupted the count it made stale
-                if generation == self.generation:
+            except Exception as error:  # shown in the table, unless it was interrupted because it was not needed
+                with self._count_lock:
+                    needed = generation == self.generation and generation != self._uncounted
+                if needed:
                     on_error(generation, f"{type(error).__name__}: {error}")
             else:
                 on_count(generation, count)
