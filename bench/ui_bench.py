@@ -36,7 +36,9 @@ BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
 BUILD_VERSION = 2
 RUNS = 10
-FILTERS = ('match == "I" and metadata.category == "math"', 'match == "I"', "tokens > 2000", "error", 'input ~ "paris"')
+# The examples, then filters that match nothing: their first page is a scan of the whole run.
+FILTERS = ('match == "I" and metadata.category == "math"', 'match == "I"', "tokens > 2000", "error", 'input ~ "paris"',
+           'match == "X"', 'input ~ "zzzz"', "metadata.difficulty > 5")
 CATEGORIES = ("math", "history", "science", "geography", "code")
 # Text the synthetic samples cut their prompts and transcripts from (varied, so rows differ).
 _WORDS = ("the of and to in is was for on that with as by at from his an were are which this be or "
