@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evtui.store.filters import SOURCE_PRECEDENCE
 from evtui.store.queries import EpochRow, SampleDetail, ScoreDetail, get_run, get_sample, page_samples, sample_epochs
 from evtui.store.queries_ui import run_scorers
 from evtui.store.schema import connect
@@ -111,7 +112,7 @@ class SampleView:
 
 
 _ORIGIN = {"log": "recorded", "job": "job", "human": "human"}
-_PRECEDENCE = {"human": 0, "job": 1, "log": 2}
+_PRECEDENCE = {source: rank for rank, source in enumerate(SOURCE_PRECEDENCE)}
 
 
 def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrdering | None = None) -> SampleView:

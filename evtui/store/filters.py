@@ -35,6 +35,7 @@ __all__ = [
     "id_sort_key",
     "FIELDS",
     "EFFECTIVE_ORDER",
+    "SOURCE_PRECEDENCE",
 ]
 
 
@@ -83,6 +84,7 @@ FIELDS: dict[str, tuple[str, str]] = {
 # job's, then the log's. The source names sort in that order, so the scores_effective index
 # (sample_rowid, scorer, source, job_id DESC, ...) hands over the effective row in one seek.
 EFFECTIVE_ORDER = "sc.source, sc.job_id DESC"
+SOURCE_PRECEDENCE = ("human", "job", "log")  # the same order, for code ranking scores already read
 
 
 def id_sort_key(sample_id: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evtui.store.filters import resolve_field, score_column_sql
+from evtui.store.filters import EFFECTIVE_ORDER, resolve_field, score_column_sql
 from evtui.store.queries_paging import (  # noqa: F401  (re-exported)
     SORTS,
     SamplePage,
@@ -170,27 +170,23 @@ def get_sample(db: Db, sample_rowid: int) -> SampleDetail | None:
     )
 
 
-_PRECEDENCE = {"human": 0, "job": 1, "log": 2}
-
-
 def sample_epochs(db: Db, run_id: int, sample_id: str) -> list[EpochRow]:
     """Every epoch of one sample, with the effective score of each scorer."""
     conn = conn_of(db)
     epochs = conn.execute(
         "SELECT id, epoch, error FROM samples WHERE run_id = ? AND sample_id = ? ORDER BY epoch", (run_id, str(sample_id))
     ).fetchall()
-    best: dict[int, dict[str, tuple[tuple[int, int], ScoreCell]]] = {rowid: {} for rowid, _, _ in epochs}
+    effective: dict[int, dict[str, ScoreCell]] = {rowid: {} for rowid, _, _ in epochs}
     if epochs:
         marks = ", ".join("?" * len(epochs))
-        for rowid, scorer, source, job_id, value, value_num in conn.execute(
-            f"SELECT sample_rowid, scorer, source, job_id, value, value_num FROM scores WHERE sample_rowid IN ({marks})",
+        for rowid, scorer, value, value_num in conn.execute(
+            f"SELECT sc.sample_rowid, sc.scorer, sc.value, sc.value_num FROM scores sc WHERE sc.sample_rowid IN ({marks}) "
+            f"ORDER BY sc.sample_rowid, sc.scorer, {EFFECTIVE_ORDER}",
             [e[0] for e in epochs],
         ):
-            rank = (_PRECEDENCE.get(source, 3), -job_id)
-            held = best[rowid].get(scorer)
-            if held is None or rank < held[0]:
-                best[rowid][scorer] = (rank, ScoreCell(decode_json(value), value_num))
-    return [EpochRow(rowid, epoch, error, {k: v[1] for k, v in best[rowid].items()}) for rowid, epoch, error in epochs]
+            if scorer not in effective[rowid]:  # the first row of each scorer is its effective score
+                effective[rowid][scorer] = ScoreCell(decode_json(value), value_num)
+    return [EpochRow(rowid, epoch, error, effective[rowid]) for rowid, epoch, error in epochs]
 
 
 def score_values(db: Db, run_id: int, scorer: str, job_id: int = 0, *, source: str | None = None,
