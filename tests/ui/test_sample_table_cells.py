@@ -161,7 +161,7 @@ async def test_the_cursor_column_is_scrolled_into_view_and_clamped_when_columns_
         last = len(table.columns) - 1
         for _ in range(last + 3):  # past the last column: it stays there
             await pilot.press("right")
-            left = table._column_lefts[table.cursor_column]
+            left = table._layout.lefts[table.cursor_column]
             right = left + table.columns[table.cursor_column].width
             assert table.scroll_offset.x <= left and right <= table.scroll_offset.x + width
         assert table.cursor_column == last and table.scroll_offset.x > 0
@@ -198,7 +198,7 @@ async def test_left_and_right_still_scroll_through_a_column_wider_than_the_view(
     async with app.run_test(size=(30, 30)) as pilot:
         table = await open_samples(app, pilot, "qa_match.eval", "includes")
         last = len(table.columns) - 1
-        error_left, error_right = table._column_span(last)
+        error_left, error_right = table._layout.span(last)
         assert error_right - error_left > table.size.width  # the error column (40) is wider than the view
 
         await pilot.press(*["right"] * last)

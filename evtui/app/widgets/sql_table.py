@@ -4,8 +4,9 @@ Only visible rows are rendered; rows come in pages from a `PageSource` that runs
 long-lived thread worker owned by the table, so a slow page never blocks a frame, and the rows
 are counted in a second one, so pages never wait for a slow count. Pages are fetched by keyset
 (anchored on a neighbouring cached row) when one is known, else by offset. The page cache, the
-job queue and the fetch and count loops are in sql_table_pages.py; this module draws rows and
-moves the cursor.
+job queue and the fetch and count loops are in sql_table_pages.py, the drawing of the header and
+of a row's cells in sql_table_draw.py; this module sizes the table, caches drawn rows and moves
+the cursor.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import on, work
 from textual.binding import Binding
 from textual.geometry import Size
@@ -25,8 +27,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, get_current_worker
 
+from evtui.app.widgets.sql_table_draw import ColumnLayout, cells_strip, header_strip
 from evtui.app.widgets.sql_table_pages import PageCache
-from evtui.app.widgets.sql_table_parts import Column, PageRequest, PageSource, Role, fit_cell
+from evtui.app.widgets.sql_table_parts import Column, PageRequest, PageSource, Role
 
 __all__ = ["Column", "PageRequest", "PageSource", "Role", "SqlTable"]
 
@@ -170,13 +173,8 @@ class SqlTable(ScrollView, can_focus=True):
     @columns.setter
     def columns(self, columns: Sequence[Column]) -> None:
         self._columns = list(columns)
-        # Where each column starts (a one-cell gap follows every column); measured once, not per frame.
-        self._column_lefts: list[int] = []
-        left = 0
-        for column in self._columns:
-            self._column_lefts.append(left)
-            left += column.width + 1
-        self._total_width = left
+        self._layout = ColumnLayout(self._columns)
+        self._total_width = self._layout.total_width
         self._strips.clear()
         if self.cursor_column >= len(self._columns) > 0:
             self.cursor_column = len(self._columns) - 1
@@ -316,26 +314,14 @@ class SqlTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y == 0:
-            strip = self._header_strip()
+            strip = header_strip(self._layout, self.sort, self.descending, self._style_of, width + int(scroll_x))
         else:
             index = scroll_y + y - 1
             strip = self._row_strip(index)
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
 
-    def _header_strip(self) -> Strip:
-        header = self.get_component_rich_style("sqltable--header")
-        sorted_style = self.get_component_rich_style("sqltable--header-sorted")
-        segments: list[Segment] = []
-        for column in self.columns:
-            label = column.label
-            style = header
-            if column.key == self.sort:
-                # The arrow always shows: the label gives way when the column is narrow.
-                label = f"{fit_cell(label, max(column.width - 2, 0), 'left').rstrip()} {'▼' if self.descending else '▲'}"
-                style = sorted_style
-            segments.append(Segment(fit_cell(label, column.width, column.align), style))
-            segments.append(Segment(" ", header))
-        return Strip(segments).extend_cell_length(self.size.width + int(self.scroll_offset.x), header)
+    def _style_of(self, name: str) -> Style:
+        return self.get_component_rich_style(f"sqltable--{name}")
 
     def notify_style_update(self) -> None:
         self._strips.clear()
@@ -355,43 +341,23 @@ class SqlTable(ScrollView, can_focus=True):
         return strip
 
     def _render_row(self, index: int) -> Strip:
-        base = self.rich_style
         count = self.row_count
         if count is None or index >= count:
             if index == 0 and self.error:
-                return Strip([Segment(f" {self.error}", self.get_component_rich_style("sqltable--fail"))])
+                return Strip([Segment(f" {self.error}", self._style_of("fail"))])
             if index == 0:
                 text = " no rows" if count is not None and not self.counting else " loading…"
-                return Strip([Segment(text, self.get_component_rich_style("sqltable--loading"))])
+                return Strip([Segment(text, self._style_of("loading"))])
             return Strip([])
         row = self.row_at(index)
         cursor = index == self.cursor_row
-        cursor_style = self.get_component_rich_style("sqltable--cursor") if cursor else None
         if row is None:
-            loading = self.get_component_rich_style("sqltable--loading")
-            text = " " + (self.error or "…")
-            style = loading + cursor_style if cursor_style else loading
-            return Strip([Segment(text, style)]).extend_cell_length(self._total_width, style)
-        cursor_column = self.cursor_column if cursor else -1
-        segments: list[Segment] = []
-        for column_index, column in enumerate(self.columns):
-            try:
-                cell = column.cell(row)
-            except Exception as error:  # a bad value shows in its cell, not as a crash
-                cell = (f"!{type(error).__name__}", "fail")
-            text, role = (cell, "") if isinstance(cell, str) else cell
-            if column_index == cursor_column:
-                style = self.get_component_rich_style("sqltable--cursor-cell")
-            else:
-                style = self.get_component_rich_style(f"sqltable--{role}") if role else base
-                if cursor_style is not None:
-                    style = style + cursor_style
-            segments.append(Segment(fit_cell(text, column.width, column.align), style))
-            segments.append(Segment(" ", cursor_style or base))
-        strip = Strip(segments)
-        if cursor_style is not None:
-            strip = strip.extend_cell_length(self.size.width + int(self.scroll_offset.x), cursor_style)
-        return strip
+            style = self._style_of("loading") + self._style_of("cursor") if cursor else self._style_of("loading")
+            return Strip([Segment(" " + (self.error or "…"), style)]).extend_cell_length(self._total_width, style)
+        return cells_strip(
+            self._layout, row, self.rich_style, self._style_of,
+            cursor_column=self.cursor_column if cursor else None, width=self.size.width + int(self.scroll_offset.x),
+        )  # fmt: skip
 
     # -- cursor ---------------------------------------------------------------------------------
 
@@ -421,17 +387,12 @@ class SqlTable(ScrollView, can_focus=True):
         self._scroll_to_column()
         self.refresh_line(self.cursor_row + 1)
 
-    def _column_span(self, index: int) -> tuple[int, int]:
-        """Virtual x of the column's first cell and just past its last."""
-        left = self._column_lefts[index]
-        return left, left + self.columns[index].width
-
     def _scroll_to_column(self) -> None:
         """Scroll horizontally just enough to show the cursor column; one wider than the view from
         its start, unless the view is already inside it."""
         if not self.columns:
             return
-        left, right = self._column_span(self.cursor_column)
+        left, right = self._layout.span(self.cursor_column)
         view_left, view_width = int(self.scroll_offset.x), self.size.width
         view_right = view_left + view_width
         if left <= view_left and view_right <= right and right - left > view_width:
@@ -443,13 +404,6 @@ class SqlTable(ScrollView, can_focus=True):
 
     def _scroll_x_to(self, x: int) -> None:
         self.scroll_to(x=x, animate=False, immediate=True)
-
-    def _column_at(self, x: int) -> int | None:
-        """The column under virtual x (a column owns the gap after it), or None past the last."""
-        for index, left in enumerate(self._column_lefts):
-            if left <= x < left + self.columns[index].width + 1:
-                return index
-        return None
 
     def _move_cursor(self, index: int) -> None:
         if not self.row_count:
@@ -467,7 +421,7 @@ class SqlTable(ScrollView, can_focus=True):
         column to the table's left edge, and to the start of a column wider than the view first."""
         if not self.columns:
             return
-        left, right = self._column_span(self.cursor_column)
+        left, right = self._layout.span(self.cursor_column)
         if self.cursor_column == 0 or (right - left > self.size.width and left < self.scroll_offset.x):
             self._scroll_x_to(left)
         else:
@@ -478,7 +432,7 @@ class SqlTable(ScrollView, can_focus=True):
         of a column wider than the view before leaving it."""
         if not self.columns:
             return
-        left, right = self._column_span(self.cursor_column)
+        left, right = self._layout.span(self.cursor_column)
         width = self.size.width
         if self.cursor_column == len(self.columns) - 1:
             self._scroll_x_to(int(self.max_scroll_x))
@@ -511,7 +465,7 @@ class SqlTable(ScrollView, can_focus=True):
 
     def on_click(self, event: Any) -> None:
         y = event.y
-        column = self._column_at(event.x + int(self.scroll_offset.x))
+        column = self._layout.column_at(event.x + int(self.scroll_offset.x))
         if y == 0:
             if column is not None:
                 self._sort_by(self.columns[column])

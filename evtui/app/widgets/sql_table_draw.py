@@ -1,0 +1,84 @@
+"""How a SqlTable lays out its columns and draws its header and a row of cells, as Strips.
+
+No widget state here: the table passes its columns, sort, cursor and a way to look up its
+component styles (`style_of("header")` is the style of `sqltable--header`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from evtui.app.widgets.sql_table_parts import Column, fit_cell
+
+StyleOf = Callable[[str], Style]
+
+
+class ColumnLayout:
+    """Where each column starts on the virtual x axis (a one-cell gap follows every column);
+    measured once per set of columns, not per frame."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.columns = list(columns)
+        self.lefts: list[int] = []
+        left = 0
+        for column in self.columns:
+            self.lefts.append(left)
+            left += column.width + 1
+        self.total_width = left
+
+    def span(self, index: int) -> tuple[int, int]:
+        """Virtual x of the column's first cell and just past its last."""
+        left = self.lefts[index]
+        return left, left + self.columns[index].width
+
+    def column_at(self, x: int) -> int | None:
+        """The column under virtual x (a column owns the gap after it), or None past the last."""
+        for index, left in enumerate(self.lefts):
+            if left <= x < left + self.columns[index].width + 1:
+                return index
+        return None
+
+
+def header_strip(layout: ColumnLayout, sort: str | None, descending: bool, style_of: StyleOf, width: int) -> Strip:
+    """The header line, the sorted column marked with its direction, padded to `width` cells."""
+    header, sorted_style = style_of("header"), style_of("header-sorted")
+    segments: list[Segment] = []
+    for column in layout.columns:
+        label, style = column.label, header
+        if column.key == sort:
+            # The arrow always shows: the label gives way when the column is narrow.
+            label = f"{fit_cell(label, max(column.width - 2, 0), 'left').rstrip()} {'▼' if descending else '▲'}"
+            style = sorted_style
+        segments.append(Segment(fit_cell(label, column.width, column.align), style))
+        segments.append(Segment(" ", header))
+    return Strip(segments).extend_cell_length(width, header)
+
+
+def cells_strip(
+    layout: ColumnLayout, row: Any, base: Style, style_of: StyleOf, *, cursor_column: int | None, width: int
+) -> Strip:
+    """One row's cells; `cursor_column` None off the cursor row, else the cursor cell's index
+    (the cursor row is highlighted across `width` cells)."""
+    cursor_style = style_of("cursor") if cursor_column is not None else None
+    segments: list[Segment] = []
+    for index, column in enumerate(layout.columns):
+        try:
+            cell = column.cell(row)
+        except Exception as error:  # a bad value shows in its cell, not as a crash
+            cell = (f"!{type(error).__name__}", "fail")
+        text, role = (cell, "") if isinstance(cell, str) else cell
+        if index == cursor_column:
+            style = style_of("cursor-cell")
+        else:
+            style = style_of(role) if role else base
+            if cursor_style is not None:
+                style = style + cursor_style
+        segments.append(Segment(fit_cell(text, column.width, column.align), style))
+        segments.append(Segment(" ", cursor_style or base))
+    strip = Strip(segments)
+    return strip.extend_cell_length(width, cursor_style) if cursor_style is not None else strip
