@@ -161,10 +161,36 @@ async def test_a_short_first_page_is_the_exact_count_and_stops_the_count_query()
         finally:
             shared.release.set()
         await pilot.pause(0.3)
-        # The short page was the count: the count query was stopped (it would scan the rows again).
-        assert ("counted", 30) not in shared.calls
-        assert ("count",) not in shared.calls or ("interrupt",) in shared.calls  # never started, or stopped
+        # The short page was the count: the count query never ran (it would scan the rows again).
+        assert ("count",) not in shared.calls
         assert table.row_count == 30 and app.counted == [30]
+
+
+class SlowFirstPage(Source):
+    """A source whose fetches wait until `pages_go` is set: the first page is "still scanning"."""
+
+    pages_go = threading.Event()
+
+    def fetch(self, request: PageRequest) -> list[str]:
+        self.pages_go.wait(5)
+        return super().fetch(request)
+
+
+async def test_the_count_waits_for_the_first_page_so_a_sparse_filter_scans_once():
+    shared = Rows(1000)
+    shared.release.set()  # counts answer at once when they run
+    SlowFirstPage.pages_go = threading.Event()
+    shared.open = lambda: SlowFirstPage(shared)
+    app = TableApp(shared)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(SqlTable)
+        await pilot.pause(0.3)
+        assert shared.counts_started == 0 and table.counting  # the first page is still being fetched
+        SlowFirstPage.pages_go.set()
+        await wait_for(pilot, lambda: not table.counting, "the count")
+        assert table.row_count == 1000 and app.counted == [1000]
+        first_fetch = next(i for i, call in enumerate(shared.calls) if call[0] == "fetch")
+        assert shared.calls.index(("count",)) > first_fetch
 
 
 async def test_an_empty_result_says_no_rows_at_once():

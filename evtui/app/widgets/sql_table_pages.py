@@ -5,7 +5,9 @@ the table owns the two threads and turns what the loops report into messages.
 Pages and the count run in separate threads, each with its own source (SQLite connections stay
 in the thread that made them): a filtered count over a million rows can take a second while a
 page takes milliseconds, so rows show first and the count follows. Until it does, the table
-sizes itself from the pages it has (`rows_after_page`).
+sizes itself from the pages it has (`rows_after_page`). The count starts once a first page is
+in: a short one is the count, and a filter matching few rows then scans the run once, not twice
+at the same time.
 
 Every reload starts a new generation; jobs and results of an older one are dropped, so a page
 or count of the previous filter or sort never lands in the new table, and a count still running
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from typing import Any
 from evtui.app.widgets.sql_table_parts import PageRequest, PageSource
 
 MAX_CACHED_PAGES = 64
+FIRST_PAGE_WAIT_S = 2.0  # the count starts anyway if no page of its query has come by then
 
 
 @dataclass(order=True)
@@ -49,6 +53,8 @@ class PageCache:
         self._jobs: queue.PriorityQueue[_Job] = queue.PriorityQueue()
         self._counts: queue.Queue[int] = queue.Queue()  # generations to count
         self._uncounted = -1  # a generation whose short first page made its count unneeded
+        self._paged = -1  # the latest generation a page (or a failed fetch) has come for
+        self._page_came = threading.Event()
         self._reach = 0  # rows the pages show to exist, plus one past a full page (there may be more)
         self._end: int | None = None  # where a short page says the rows end
         self._count_lock = threading.Lock()
@@ -122,6 +128,7 @@ class PageCache:
             self._pages.popitem(last=False)
         if page == 0 and len(rows) < self.page_size:
             self._drop_count(generation)
+        self._mark_paged(generation)  # last: the count thread then sees whether it is still needed
         return True
 
     def _drop_count(self, generation: int) -> None:
@@ -166,8 +173,21 @@ class PageCache:
         """A fetch of the current generation failed: nothing is pending any more. False when stale."""
         if generation != self.generation:
             return False
+        self._mark_paged(generation)
         self._pending.clear()
         return True
+
+    def _mark_paged(self, generation: int) -> None:
+        self._paged = generation
+        self._page_came.set()
+
+    def _wait_for_a_page(self, generation: int, cancelled: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + FIRST_PAGE_WAIT_S
+        while self._paged < generation and generation == self.generation and not cancelled():
+            if time.monotonic() >= deadline:
+                return
+            self._page_came.wait(0.05)
+            self._page_came.clear()
 
     def serve(
         self,
@@ -204,6 +224,7 @@ class PageCache:
                 generation = self._counts.get(timeout=0.1)
             except queue.Empty:
                 continue
+            self._wait_for_a_page(generation, cancelled)
             with self._count_lock:
                 if generation != self.generation or generation == self._uncounted:
                     continue  # stale (the newer generation is queued behind it), or a short first page counted it
