@@ -49,19 +49,25 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
             conn.execute(statement)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
     conn.execute(
-        "INSERT INTO samples(id, run_id, sample_id, error, input, messages) VALUES "
-        "(1, 1, 'a', 'boom', '\"hi\"', '[{\"role\": \"user\"}]'), (2, 1, 'b', NULL, NULL, '[]')"
+        "INSERT INTO samples(id, run_id, sample_id, error, input, messages, metadata) VALUES "
+        "(1, 1, 'a', 'boom', '\"hi\"', '[{\"role\": \"user\"}]', '{\"category\": \"math\", \"n\": 3, \"tags\": [1]}'), "
+        "(2, 1, 'b', NULL, NULL, '[]', 'not json'), (3, 1, 'c', NULL, NULL, '[]', '[1, 2]')"
     )
     conn.execute("PRAGMA user_version=1")
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"scores_effective", "samples_run_errored", "samples_run_limited"} <= names
+    assert {"scores_effective", "samples_run_errored", "samples_run_limited", "scores_value", "scores_value_num"} <= names
     assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]
     # The transcript moved out of the samples row, to sample_bodies under the same rowid.
     assert {"input", "messages"}.isdisjoint(row[1] for row in conn.execute("PRAGMA table_info(samples)"))
     assert conn.execute("SELECT sample_rowid, input, messages FROM sample_bodies ORDER BY 1").fetchall() == [
-        (1, '"hi"', '[{"role": "user"}]'), (2, None, "[]"),
+        (1, '"hi"', '[{"role": "user"}]'), (2, None, "[]"), (3, None, "[]"),
+    ]
+    # Version 3: top-level metadata entries as json_extract reads them; metadata that is not a
+    # JSON object adds none (and does not stop the migration).
+    assert conn.execute("SELECT sample_rowid, key, run_id, value, typeof(value) FROM sample_metadata ORDER BY 1, 2").fetchall() == [
+        (1, "category", 1, "math", "text"), (1, "n", 1, 3, "integer"), (1, "tags", 1, "[1]", "text"),
     ]

@@ -29,7 +29,10 @@ from typing import Any
 __all__ = [
     "FilterError",
     "FieldSQL",
+    "Seek",
+    "CompiledFilter",
     "compile_filter",
+    "compile_filter_plan",
     "resolve_field",
     "score_column_sql",
     "id_sort_key",
@@ -60,6 +63,37 @@ class FieldSQL:
     # the JSON text in `sql`.
     num_sql: str | None = None
     num_params: tuple[Any, ...] = ()
+    # What an index can seek for this field: ("scores", scorer) or ("sample_metadata", key).
+    seekable: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Seek:
+    """A superset of the samples a filter can match, read from an index: `SELECT sample_rowid
+    FROM {table} WHERE run_id = ? AND {where}`. Made for comparisons that every matching sample
+    must satisfy (top-level `and` terms); the caller decides whether seeking beats scanning."""
+
+    table: str  # scores | sample_metadata
+    where: str
+    params: tuple[Any, ...]
+
+    def select(self) -> str:
+        return f"SELECT sample_rowid FROM {self.table} WHERE run_id = ? AND {self.where}"
+
+
+@dataclass(frozen=True)
+class CompiledFilter:
+    sql: str
+    params: list[Any]
+    seeks: tuple[Seek, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A parsed (sub)expression: its SQL and the seeks every sample it matches satisfies."""
+
+    sql: str
+    seeks: tuple[Seek, ...] = ()
 
 
 # name -> (kind, SQL over the samples table aliased `s`)
@@ -123,7 +157,9 @@ def resolve_field(name: str, score_columns: Sequence[str], *, position: int = 0,
         return FieldSQL(kind, sql)
     head, dot, rest = name.partition(".")
     if head == "metadata" and rest:
-        return FieldSQL("json", "json_extract(s.metadata, ?)", (_json_path(rest),))
+        # Only top-level keys are in sample_metadata; a nested path is found by scanning.
+        seekable = None if "." in rest else ("sample_metadata", rest)
+        return FieldSQL("json", "json_extract(s.metadata, ?)", (_json_path(rest),), seekable=seekable)
     if head in ("scores", "score") and rest:
         head, dot, rest = rest.partition(".")
     elif head.partition("@")[0] not in {c.partition("@")[0] for c in score_columns}:
@@ -139,7 +175,8 @@ def resolve_field(name: str, score_columns: Sequence[str], *, position: int = 0,
         return FieldSQL("score_key", sql, params + params + (_json_path(rest),))
     value_sql, params = score_column_sql(head, "value")
     num_sql, num_params = score_column_sql(head, "value_num")
-    return FieldSQL("score", value_sql, params, num_sql, num_params)
+    # Any of the sample's scores by this scorer (whatever its source) is a superset of the one asked for.
+    return FieldSQL("score", value_sql, params, num_sql, num_params, seekable=("scores", head.partition("@")[0]))
 
 
 def _json_path(dotted: str) -> str:
@@ -231,35 +268,39 @@ class _Parser:
         found = "the end of the filter" if token.kind == "end" else repr(token.raw)
         return FilterError(f"expected {expected}, found {found}", token.pos, self.text)
 
-    def parse(self) -> str:
-        sql = self.or_expr()
+    def parse(self) -> _Part:
+        part = self.or_expr()
         token = self.peek()
         if token.kind != "end":
             raise self.fail(token, "'and', 'or' or the end of the filter")
-        return sql
+        return part
 
-    def or_expr(self) -> str:
+    def or_expr(self) -> _Part:
         parts = [self.and_expr()]
         while self.peek().is_("keyword", "or"):
             self.take()
             parts.append(self.and_expr())
-        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+        if len(parts) == 1:
+            return parts[0]
+        return _Part("(" + " OR ".join(p.sql for p in parts) + ")")  # no one seek covers every branch
 
-    def and_expr(self) -> str:
+    def and_expr(self) -> _Part:
         parts = [self.not_expr()]
         while self.peek().is_("keyword", "and"):
             self.take()
             parts.append(self.not_expr())
-        return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+        if len(parts) == 1:
+            return parts[0]
+        return _Part("(" + " AND ".join(p.sql for p in parts) + ")", tuple(k for p in parts for k in p.seeks))
 
-    def not_expr(self) -> str:
+    def not_expr(self) -> _Part:
         token = self.peek()
         if token.is_("keyword", "not"):
             self.take()
-            return f"(NOT {self.not_expr()})"
+            return _Part(f"(NOT {self.not_expr().sql})")
         return self.primary()
 
-    def primary(self) -> str:
+    def primary(self) -> _Part:
         token = self.take()
         if token.is_("op", "("):
             inner = self.or_expr()
@@ -278,7 +319,7 @@ class _Parser:
         if op.is_("keyword", "in"):
             self.take()
             return self.membership(field, op)
-        return self.truth(field)
+        return _Part(self.truth(field))
 
     def literal(self, after: _Token) -> _Token:
         token = self.take()
@@ -288,7 +329,7 @@ class _Parser:
             return token
         raise self.fail(token, f"a number, a quoted string, true, false or null after {after.value!r}")
 
-    def membership(self, field: FieldSQL, op: _Token) -> str:
+    def membership(self, field: FieldSQL, op: _Token) -> _Part:
         open_ = self.take()
         if not open_.is_("op", "("):
             raise self.fail(open_, "'(' after 'in'")
@@ -301,7 +342,13 @@ class _Parser:
                 break
             if not sep.is_("op", ","):
                 raise self.fail(sep, "',' or ')' in the 'in' list")
-        return "(" + " OR ".join(parts) + ")"
+        sql = "(" + " OR ".join(p.sql for p in parts) + ")"
+        if not all(len(p.seeks) == 1 and p.seeks[0].table == parts[0].seeks[0].table for p in parts):
+            return _Part(sql)
+        # One seek for the list: its members' conditions or-ed (each a range of the same index).
+        first = parts[0].seeks[0]
+        where = "(" + " OR ".join(f"({p.seeks[0].where})" for p in parts) + ")"
+        return _Part(sql, (Seek(first.table, where, tuple(v for p in parts for v in p.seeks[0].params)),))
 
     # -- SQL builders: every literal becomes a parameter
 
@@ -322,8 +369,24 @@ class _Parser:
             return f"(json_array_length({field.sql}) > 0)"
         return f"(IFNULL({field.sql}, 0) NOT IN (0, '', '[]', '{{}}'))"
 
-    def comparison(self, field: FieldSQL, op: _Token, literal: _Token) -> str:
+    def comparison(self, field: FieldSQL, op: _Token, literal: _Token) -> _Part:
         value = {"true": 1, "false": 0, "null": None}.get(literal.value, literal.value) if literal.kind == "keyword" else literal.value
+        sql = self.comparison_sql(field, op, value, literal)
+        return _Part(sql, self.seek(field, op.value, value))
+
+    def seek(self, field: FieldSQL, operator: str, value: Any) -> tuple[Seek, ...]:
+        """The index seek a comparison allows: one that only holds for a present value (not `!=`,
+        `~` or a null literal), on a field with an index (a score, a top-level metadata key)."""
+        if field.seekable is None or value is None or operator not in ("==", "<", "<=", ">", ">="):
+            return ()
+        table, name = field.seekable
+        op = "=" if operator == "==" else operator
+        if table == "sample_metadata":
+            return (Seek(table, f"key = ? AND value {op} ?", (name, value)),)
+        column, bound = ("value", json.dumps(value)) if isinstance(value, str) else ("value_num", value)
+        return (Seek(table, f"scorer = ? AND {column} {op} ?", (name, bound)),)
+
+    def comparison_sql(self, field: FieldSQL, op: _Token, value: Any, literal: _Token) -> str:
         operator = op.value
         if operator in ("~", "!~"):
             if value is None:
@@ -379,8 +442,14 @@ def compile_filter(text: str, *, score_columns: Sequence[str] = ()) -> tuple[str
 
     An empty filter is `("1", [])`. Raises FilterError (with the position) on malformed text.
     """
+    compiled = compile_filter_plan(text, score_columns=score_columns)
+    return compiled.sql, compiled.params
+
+
+def compile_filter_plan(text: str, *, score_columns: Sequence[str] = ()) -> CompiledFilter:
+    """compile_filter, with the index seeks that bound what the filter can match."""
     if not text or not text.strip():
-        return "1", []
+        return CompiledFilter("1", [])
     parser = _Parser(text, score_columns)
-    sql = parser.parse()
-    return sql, parser.params
+    part = parser.parse()
+    return CompiledFilter(part.sql, parser.params, part.seeks)

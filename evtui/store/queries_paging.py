@@ -16,12 +16,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evtui.store.filters import compile_filter, score_column_sql
+from evtui.store.filters import Seek, compile_filter_plan, score_column_sql
 from evtui.store.queries_runs import Db, conn_of
 
 __all__ = ["SORTS", "ScoreCell", "SampleRow", "SamplePage", "count_samples", "page_samples", "sample_at", "fts_query"]
 
 PREVIEW_CHARS = 300  # list rows carry only the start of long texts
+# A filter seeks its candidates through an index (instead of scanning the run) when there are at
+# most this many, or a SEEK_SHARE of the run if that is more. Looking a candidate up costs about
+# SEEK_SHARE times as much as scanning past a sample (bench/ui_bench.py).
+SEEK_MIN = 5_000
+SEEK_SHARE = 1 / 8
 
 
 def decode_json(text: str | None) -> Any:
@@ -91,15 +96,43 @@ def fts_query(search: str) -> str:
 
 
 class SampleWhere:
-    """The WHERE clause shared by count/page/at/groups: run, filter, search."""
+    """The WHERE clause shared by count/page/at/groups: run, filter, search; and the samples table
+    to read (`source`), which a selective filter restricts to the rowids an index seek found."""
 
-    def __init__(self, run_id: int, filter: str | None, search: str | None, score_columns: Sequence[str]) -> None:
-        sql, params = compile_filter(filter or "", score_columns=score_columns)
-        self.parts = ["s.run_id = ?", sql]
-        self.params: list[Any] = [run_id, *params]
+    def __init__(self, run_id: int, filter: str | None, search: str | None, score_columns: Sequence[str],
+                 db: Db | None = None) -> None:
+        compiled = compile_filter_plan(filter or "", score_columns=score_columns)
+        self.parts = ["s.run_id = ?", compiled.sql]
+        self.params: list[Any] = [run_id, *compiled.params]
+        self.source = "samples s"
         if search and search.split():
             self.parts.append("s.id IN (SELECT rowid FROM samples_fts WHERE samples_fts MATCH ?)")
             self.params.append(fts_query(search))
+        if compiled.seeks and db is not None:
+            self._seek(conn_of(db), run_id, compiled.seeks)
+
+    def _seek(self, conn: Any, run_id: int, seeks: Sequence[Seek]) -> None:
+        """Read the candidates from the narrowest seek when few enough samples satisfy it.
+
+        A filter matching few samples otherwise scans the whole run to find them (about 1 s for
+        a million); one matching many finds its first page after a short scan, and counting its
+        candidates would cost more than scanning. The probe counts at most `limit` index entries.
+        """
+        row = conn.execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
+        limit = max(SEEK_MIN, int((row[0] if row else 0) * SEEK_SHARE))
+        best: tuple[int, Seek] | None = None
+        for seek in seeks:
+            found = conn.execute(
+                f"SELECT count(*) FROM ({seek.select()} LIMIT ?)", (run_id, *seek.params, limit)
+            ).fetchone()[0]
+            if found < limit and (best is None or found < best[0]):
+                best = (found, seek)
+        if best is None:
+            return
+        # NOT INDEXED: only rowid lookups of the candidates, never a walk of the run's indexes.
+        self.source = "samples s NOT INDEXED"
+        self.parts.append(f"s.id IN ({best[1].select()})")
+        self.params += [run_id, *best[1].params]
 
     def add(self, sql: str, params: Sequence[Any]) -> None:
         self.parts.append(sql)
@@ -149,8 +182,8 @@ def _keyset(exprs: list[str], params: list[Any], nullable: bool, after: tuple, d
 def count_samples(db: Db, run_id: int, filter: str | None = None, search: str | None = None,
                   score_columns: Sequence[str] = ()) -> int:
     """How many samples of the run match `filter` and `search`."""
-    where = SampleWhere(run_id, filter, search, score_columns)
-    return conn_of(db).execute(f"SELECT count(*) FROM samples s WHERE {where.sql}", where.params).fetchone()[0]
+    where = SampleWhere(run_id, filter, search, score_columns, db)
+    return conn_of(db).execute(f"SELECT count(*) FROM {where.source} WHERE {where.sql}", where.params).fetchone()[0]
 
 
 def page_samples(
@@ -171,7 +204,7 @@ def page_samples(
     Raises FilterError for a malformed filter, ValueError for an unknown sort.
     """
     exprs, key_params, nullable = _sort_key(sort, score_columns)
-    where = SampleWhere(run_id, filter, search, score_columns)
+    where = SampleWhere(run_id, filter, search, score_columns, db)
     if after is not None:
         where.add(*_keyset(exprs, key_params, nullable, after, descending))
     select_params: list[Any] = []
@@ -190,7 +223,7 @@ def page_samples(
         f"substr(s.output_text, 1, {PREVIEW_CHARS}), s.target, s.input_tokens, s.output_tokens, "
         f"s.total_tokens, s.cost, s.total_time, substr(s.error, 1, {PREVIEW_CHARS}), s.limit_type, s.completed"
         + "".join(", " + x for x in score_sql + key_sql)
-        + f" FROM samples s WHERE {where.sql} ORDER BY {order} LIMIT ?"
+        + f" FROM {where.source} WHERE {where.sql} ORDER BY {order} LIMIT ?"
     )
     rows = conn_of(db).execute(sql, [*select_params, *where.params, limit + 1]).fetchall()
     n_scores = len(score_columns)
@@ -223,12 +256,12 @@ def sample_at(
     if position <= 0:
         return None
     exprs, key_params, _ = _sort_key(sort, score_columns)
-    where = SampleWhere(run_id, filter, search, score_columns)
+    where = SampleWhere(run_id, filter, search, score_columns, db)
     direction = " DESC" if descending else ""
     keys = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
     order = ", ".join([f"k{i}{direction}" for i in range(len(exprs))] + [f"s.id{direction}"])
     row = conn_of(db).execute(
-        f"SELECT {', '.join(keys + ['s.id'])} FROM samples s WHERE {where.sql} ORDER BY {order} LIMIT 1 OFFSET ?",
+        f"SELECT {', '.join(keys + ['s.id'])} FROM {where.source} WHERE {where.sql} ORDER BY {order} LIMIT 1 OFFSET ?",
         [*key_params, *where.params, position - 1],
     ).fetchone()
     return None if row is None else tuple(row)

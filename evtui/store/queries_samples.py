@@ -196,7 +196,7 @@ def score_values(db: Db, run_id: int, scorer: str, job_id: int = 0, *, source: s
     job_id 0 reads recorded scores (source 'log', or `source` if given, e.g. 'human'); another
     job_id reads that evtui job's scores.
     """
-    where = SampleWhere(run_id, filter, None, score_columns)
+    where = SampleWhere(run_id, filter, None, score_columns, db)
     conds = "sc.scorer = ? AND sc.job_id = ?"
     params: list[Any] = [scorer, job_id]
     if job_id == 0 or source is not None:
@@ -222,11 +222,11 @@ def group_values(db: Db, run_id: int, key: str, *, score_columns: Sequence[str] 
         num_sql, num_params = score_column_sql(column, "value_num")
         aggregates.append(f"avg({num_sql}), count({num_sql})")
         select_params += [*num_params, *num_params]
-    where = SampleWhere(run_id, filter, search, score_columns)
+    where = SampleWhere(run_id, filter, search, score_columns, db)
     rows = conn_of(db).execute(
         f"SELECT {key_sql} AS g, count(*), sum(IFNULL(s.error, '') != ''), avg(s.total_tokens)"
         + "".join(", " + a for a in aggregates)
-        + f" FROM samples s WHERE {where.sql} GROUP BY g ORDER BY count(*) DESC, g",
+        + f" FROM {where.source} WHERE {where.sql} GROUP BY g ORDER BY count(*) DESC, g",
         [*select_params, *where.params],
     ).fetchall()
     decode = field_sql.kind in ("score", "target")

@@ -1,0 +1,172 @@
+"""Filters that seek their candidates through an index (scores by value, top-level metadata)
+keep exactly the samples a scan keeps: the seek only narrows where SQLite looks.
+
+The index holds real Inspect logs plus scores from jobs and a human, and samples whose metadata
+has every JSON type, a repeated key, invalid JSON and a non-object, all written through the
+schema's triggers. Each filter runs twice, once forced to seek and once forced to scan.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evtui.store import queries_paging
+from evtui.store.ingest import ingest_paths
+from evtui.store.queries_paging import SampleWhere, count_samples, page_samples
+from evtui.store.schema import connect
+
+DATA = Path(__file__).parent / "data" / "inspect"
+
+ODD_METADATA = [
+    '{"category": "math", "level": 2, "ratio": 0.5, "flag": true, "tags": ["a", "b"], "nested": {"x": 1}}',
+    '{"category": "history", "level": "2", "flag": false, "nested": null}',
+    '{"category": "math", "category": "art", "level": 7}',  # a repeated key: json_extract reads the first
+    '{"level": 3.0, "ratio": -1}',
+    "[1, 2]",
+    '"a string"',
+    "{}",
+]
+
+FILTERS = [
+    'match == "I"',
+    'match == "C" and metadata.category == "math"',
+    'match == "X"',  # nothing has it
+    'match == "Z"',  # only a human's score, which outranks the log's
+    'match == "Y"',  # a job's score outranked by a later job: matches nowhere
+    'match == "Q"',  # job 7's score on a sample
+    "match == 1",
+    "match >= 0.5",
+    "match < 0.5 and tokens > 0",
+    'match@log == "I"',
+    'match@log == "Z"',
+    'match@human == "Z"',
+    'match@7 == "Q"',
+    'match in ("I", "Z")',
+    'match in ("I", null)',
+    'includes == "C" and match == "I"',
+    'metadata.category == "math"',
+    'metadata.category == "art"',
+    'metadata.category in ("math", "history")',
+    "metadata.level == 2",
+    'metadata.level == "2"',
+    "metadata.level > 2",
+    "metadata.level >= 3",
+    "metadata.ratio < 0",
+    "metadata.flag == true",
+    "metadata.flag == false",
+    'metadata.tags == "[\\"a\\",\\"b\\"]"',
+    "metadata.nested.x == 1",
+    "metadata.nested == null",
+    "metadata.level > 100",
+    "metadata.missing == 1",
+    'metadata.category == "math" or match == "I"',
+    'not metadata.category == "math"',
+    'match == "I" and not metadata.category == "math"',
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("logs")
+    shutil.copy2(DATA / "qa_match.eval", logs / "qa_match.eval")
+    db_path = logs / "index.db"
+    assert ingest_paths(db_path, [logs]).failures == []
+    db = connect(db_path)
+    conn = db.conn
+    run = conn.execute("SELECT id FROM runs").fetchone()[0]
+    rowids = [r for (r,) in conn.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id", (run,))]
+
+    def score(rowid: int, source: str, job: int, value: str) -> None:
+        conn.execute(
+            "INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id, value, value_num) VALUES (?, ?, 'match', ?, ?, ?, ?)",
+            (rowid, run, source, job, json.dumps(value), {"C": 1.0, "I": 0.0}.get(value, 0.5)),
+        )
+
+    score(rowids[0], "job", 3, "Y")
+    score(rowids[0], "job", 7, "Q")
+    score(rowids[1], "human", 0, "Z")
+    conn.execute("DELETE FROM scores WHERE sample_rowid = ? AND scorer = 'match'", (rowids[2],))  # unscored
+    for number, metadata in enumerate(ODD_METADATA):
+        conn.execute("UPDATE samples SET metadata = ? WHERE id = ?", (metadata, rowids[3 + number]))
+    assert len(rowids) >= 3 + len(ODD_METADATA)
+    return db, run
+
+
+def results(db, run: int, text: str, *, seek: bool, monkeypatch) -> tuple[int, list[int], list[int], bool]:
+    if seek:  # any seek at all beats a scan
+        monkeypatch.setattr(queries_paging, "SEEK_MIN", 10**9)
+    else:  # never seek
+        monkeypatch.setattr(queries_paging, "SEEK_MIN", 0)
+        monkeypatch.setattr(queries_paging, "SEEK_SHARE", 0)
+    columns = ["match", "includes"]
+    used = SampleWhere(run, text, None, columns, db).source != "samples s"
+    count = count_samples(db, run, text, score_columns=columns)
+    by_index = [r.rowid for r in page_samples(db, run, filter=text, score_columns=columns, limit=1000).rows]
+    by_tokens = [r.rowid for r in page_samples(db, run, filter=text, sort="tokens", descending=True,
+                                              score_columns=columns, limit=1000).rows]  # fmt: skip
+    monkeypatch.undo()
+    return count, by_index, by_tokens, used
+
+
+@pytest.mark.parametrize("text", FILTERS)
+def test_seeking_keeps_exactly_what_scanning_keeps(index, text, monkeypatch):
+    db, run = index
+    count, by_index, by_tokens, used = results(db, run, text, seek=True, monkeypatch=monkeypatch)
+    assert (count, by_index, by_tokens) == results(db, run, text, seek=False, monkeypatch=monkeypatch)[:3]
+    assert count == len(by_index)
+    # Every filter whose top-level `and` has a score or top-level metadata comparison seeks.
+    seekable = not text.startswith("not") and " or " not in text and "null" not in text and "nested" not in text
+    assert used == seekable
+
+
+def test_the_seeks_find_what_the_log_and_the_edits_say(index, monkeypatch):
+    db, run = index
+    monkeypatch.setattr(queries_paging, "SEEK_MIN", 10**9)
+
+    def ids(text: str) -> list[str]:
+        rows = page_samples(db, run, filter=text, score_columns=["match"], limit=1000).rows
+        return [r.sample_id for r in rows]
+
+    first, second = ids("")[:2]
+    assert ids('match == "Q"') == [first] and ids('match == "Y"') == [] and ids('match == "Z"') == [second]
+    assert ids('match@log == "Z"') == [] and first not in ids('match == "I"') + ids('match == "C"')
+    assert ids('metadata.category == "art"') == []  # the repeated key's first value counts
+    assert len(ids("metadata.level == 2")) == 1 and len(ids('metadata.level == "2"')) == 1
+    # 7 and 3.0, and the text "2": as in SQLite (and a scan), any text sorts after every number.
+    assert len(ids("metadata.level >= 3")) == 3 and len(ids("metadata.level < 3")) == 1
+
+
+def test_a_seek_is_not_used_when_scanning_is_cheaper(index, monkeypatch):
+    db, run = index
+    # 12 samples: fewer candidates than SEEK_MIN, so any seek is taken...
+    assert SampleWhere(run, 'match == "I"', None, ["match"], db).source == "samples s NOT INDEXED"
+    # ...but where most of a big run's samples are candidates, it scans: the first page is near.
+    monkeypatch.setattr(queries_paging, "SEEK_MIN", 3)
+    db.conn.execute("UPDATE runs SET sample_count = 40 WHERE id = ?", (run,))  # a share of 40 is 5
+    try:
+        assert SampleWhere(run, 'match == "C"', None, ["match"], db).source == "samples s"
+        assert SampleWhere(run, 'match == "X"', None, ["match"], db).source == "samples s NOT INDEXED"
+    finally:
+        db.conn.execute("UPDATE runs SET sample_count = 12 WHERE id = ?", (run,))
+
+
+def test_metadata_rows_follow_re_ingest_and_removal(tmp_path):
+    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    conn = db.conn
+    rowid = conn.execute("SELECT id FROM samples ORDER BY id LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE samples SET metadata = '{\"category\": \"art\"}' WHERE id = ?", (rowid,))
+    assert conn.execute("SELECT key, value FROM sample_metadata WHERE sample_rowid = ?", (rowid,)).fetchall() == [
+        ("category", "art")
+    ]
+    total = conn.execute("SELECT count(*) FROM sample_metadata").fetchone()[0]
+    conn.execute("DELETE FROM samples WHERE id = ?", (rowid,))
+    assert conn.execute("SELECT count(*) FROM sample_metadata").fetchone()[0] == total - 1
+    conn.execute("DELETE FROM runs")
+    assert conn.execute("SELECT count(*) FROM sample_metadata").fetchone()[0] == 0
