@@ -193,10 +193,11 @@ def clustered_stderr(partition: ClusterPartition) -> float:
     grand_mean = float(np.mean(values))
     deviations = values - grand_mean
     cluster_sums = _cluster_sums(deviations, partition.sizes)
-    # Squares via pow (as a scalar `** 2` does; an array `** 2` multiplies and can differ in the
-    # last bit), then summed left to right like a Python loop over the clusters.
-    squares = np.power(cluster_sums, np.full_like(cluster_sums, 2.0))
-    variance = float(np.cumsum(squares)[-1])
+    # Squared and added one numpy scalar at a time, as Inspect does: how numpy squares a scalar
+    # and an array differs in the last bit, and by numpy release (2.4 changed the scalar's).
+    variance = 0.0
+    for cluster_sum in cluster_sums:
+        variance += cluster_sum**2
     return float(np.sqrt(variance * count / (count - 1)) / len(values))
 
 
