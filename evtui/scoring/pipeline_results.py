@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evtui.scoring.values import SampleScore
+
+if TYPE_CHECKING:
+    from evtui.scoring.pipeline import Metrics  # pipeline imports this module
 
 
 @dataclass
