@@ -99,11 +99,14 @@ def index(tmp_path_factory):
 def results(db, run: int, text: str, *, seek: bool, monkeypatch) -> tuple[int, list[int], list[int], bool]:
     if seek:  # any seek at all beats a scan
         monkeypatch.setattr(queries_paging, "SEEK_MIN", 10**9)
+        monkeypatch.setattr(queries_paging, "PAGE_SEEK_MAX", 10**9)
     else:  # never seek
         monkeypatch.setattr(queries_paging, "SEEK_MIN", 0)
         monkeypatch.setattr(queries_paging, "SEEK_SHARE", 0)
+        monkeypatch.setattr(queries_paging, "PAGE_SEEK_MAX", 0)
     columns = ["match", "includes"]
     used = SampleWhere(run, text, None, columns, db).source != "samples s"
+    assert SampleWhere(run, text, None, columns, db, paging=True).source == SampleWhere(run, text, None, columns, db).source
     count = count_samples(db, run, text, score_columns=columns)
     by_index = [r.rowid for r in page_samples(db, run, filter=text, score_columns=columns, limit=1000).rows]
     by_tokens = [r.rowid for r in page_samples(db, run, filter=text, sort="tokens", descending=True,
@@ -125,7 +128,7 @@ def test_seeking_keeps_exactly_what_scanning_keeps(index, text, monkeypatch):
 
 def test_the_seeks_find_what_the_log_and_the_edits_say(index, monkeypatch):
     db, run = index
-    monkeypatch.setattr(queries_paging, "SEEK_MIN", 10**9)
+    monkeypatch.setattr(queries_paging, "PAGE_SEEK_MAX", 10**9)
 
     def ids(text: str) -> list[str]:
         rows = page_samples(db, run, filter=text, score_columns=["match"], limit=1000).rows
@@ -142,16 +145,21 @@ def test_the_seeks_find_what_the_log_and_the_edits_say(index, monkeypatch):
 
 def test_a_seek_is_not_used_when_scanning_is_cheaper(index, monkeypatch):
     db, run = index
-    # 12 samples: fewer candidates than SEEK_MIN, so any seek is taken...
+    # 12 samples: fewer candidates than SEEK_MIN and PAGE_SEEK_MAX, so any seek is taken...
     assert SampleWhere(run, 'match == "I"', None, ["match"], db).source == "samples s NOT INDEXED"
-    # ...but where most of a big run's samples are candidates, it scans: the first page is near.
+    assert SampleWhere(run, 'match == "I"', None, ["match"], db, paging=True).source == "samples s NOT INDEXED"
+    # ...but a count where a big share of the run are candidates scans,
     monkeypatch.setattr(queries_paging, "SEEK_MIN", 3)
-    db.conn.execute("UPDATE runs SET sample_count = 40 WHERE id = ?", (run,))  # a share of 40 is 5
+    db.conn.execute("UPDATE runs SET sample_count = 20 WHERE id = ?", (run,))  # a quarter of 20 is 5
     try:
-        assert SampleWhere(run, 'match == "C"', None, ["match"], db).source == "samples s"
+        assert SampleWhere(run, 'match == "C"', None, ["match"], db).source == "samples s"  # 7 candidates
         assert SampleWhere(run, 'match == "X"', None, ["match"], db).source == "samples s NOT INDEXED"
     finally:
         db.conn.execute("UPDATE runs SET sample_count = 12 WHERE id = ?", (run,))
+    # ...and so does a page when there are more candidates than a page fetch should gather.
+    monkeypatch.setattr(queries_paging, "PAGE_SEEK_MAX", 6)
+    assert SampleWhere(run, 'match == "C"', None, ["match"], db, paging=True).source == "samples s"
+    assert SampleWhere(run, 'match == "I"', None, ["match"], db, paging=True).source == "samples s NOT INDEXED"
 
 
 def test_metadata_rows_follow_re_ingest_and_removal(tmp_path):

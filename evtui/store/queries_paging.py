@@ -22,11 +22,15 @@ from evtui.store.queries_runs import Db, conn_of
 __all__ = ["SORTS", "ScoreCell", "SampleRow", "SamplePage", "count_samples", "page_samples", "sample_at", "fts_query"]
 
 PREVIEW_CHARS = 300  # list rows carry only the start of long texts
-# A filter seeks its candidates through an index (instead of scanning the run) when there are at
-# most this many, or a SEEK_SHARE of the run if that is more. Looking a candidate up costs about
-# SEEK_SHARE times as much as scanning past a sample (bench/ui_bench.py).
+# When a filter reads its candidates through an index instead of scanning the run (measured on
+# 910k samples, bench/ui_bench.py). A query that reads every match (a count, groups) seeks when
+# the candidates are under SEEK_SHARE of the run: one costs about 1.8 µs, against 0.3-0.65 µs
+# to scan past a sample. A page seeks only up to PAGE_SEEK_MAX candidates, as each page fetch
+# gathers (and for other sorts, sorts) them all again, while a scan for a page stops once it
+# is full, and soon when matches are dense.
 SEEK_MIN = 5_000
-SEEK_SHARE = 1 / 8
+SEEK_SHARE = 1 / 4
+PAGE_SEEK_MAX = 20_000
 
 
 def decode_json(text: str | None) -> Any:
@@ -100,7 +104,7 @@ class SampleWhere:
     to read (`source`), which a selective filter restricts to the rowids an index seek found."""
 
     def __init__(self, run_id: int, filter: str | None, search: str | None, score_columns: Sequence[str],
-                 db: Db | None = None) -> None:
+                 db: Db | None = None, *, paging: bool = False) -> None:
         compiled = compile_filter_plan(filter or "", score_columns=score_columns)
         self.parts = ["s.run_id = ?", compiled.sql]
         self.params: list[Any] = [run_id, *compiled.params]
@@ -109,17 +113,19 @@ class SampleWhere:
             self.parts.append("s.id IN (SELECT rowid FROM samples_fts WHERE samples_fts MATCH ?)")
             self.params.append(fts_query(search))
         if compiled.seeks and db is not None:
-            self._seek(conn_of(db), run_id, compiled.seeks)
+            self._seek(conn_of(db), run_id, compiled.seeks, paging)
 
-    def _seek(self, conn: Any, run_id: int, seeks: Sequence[Seek]) -> None:
+    def _seek(self, conn: Any, run_id: int, seeks: Sequence[Seek], paging: bool) -> None:
         """Read the candidates from the narrowest seek when few enough samples satisfy it.
 
         A filter matching few samples otherwise scans the whole run to find them (about 1 s for
-        a million); one matching many finds its first page after a short scan, and counting its
-        candidates would cost more than scanning. The probe counts at most `limit` index entries.
+        a million). The probe counts at most `limit` index entries.
         """
-        row = conn.execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
-        limit = max(SEEK_MIN, int((row[0] if row else 0) * SEEK_SHARE))
+        if paging:
+            limit = PAGE_SEEK_MAX
+        else:
+            row = conn.execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
+            limit = max(SEEK_MIN, int((row[0] if row else 0) * SEEK_SHARE))
         best: tuple[int, Seek] | None = None
         for seek in seeks:
             found = conn.execute(
@@ -204,7 +210,7 @@ def page_samples(
     Raises FilterError for a malformed filter, ValueError for an unknown sort.
     """
     exprs, key_params, nullable = _sort_key(sort, score_columns)
-    where = SampleWhere(run_id, filter, search, score_columns, db)
+    where = SampleWhere(run_id, filter, search, score_columns, db, paging=True)
     if after is not None:
         where.add(*_keyset(exprs, key_params, nullable, after, descending))
     select_params: list[Any] = []
@@ -256,7 +262,7 @@ def sample_at(
     if position <= 0:
         return None
     exprs, key_params, _ = _sort_key(sort, score_columns)
-    where = SampleWhere(run_id, filter, search, score_columns, db)
+    where = SampleWhere(run_id, filter, search, score_columns, db, paging=True)
     direction = " DESC" if descending else ""
     keys = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
     order = ", ".join([f"k{i}{direction}" for i in range(len(exprs))] + [f"s.id{direction}"])
