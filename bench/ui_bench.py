@@ -36,9 +36,10 @@ BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
 BUILD_VERSION = 2
 RUNS = 10
-# The examples, then filters that match nothing: their first page is a scan of the whole run.
+# The examples, then filters that match nothing (a scan would read the whole run for them).
 FILTERS = ('match == "I" and metadata.category == "math"', 'match == "I"', "tokens > 2000", "error", 'input ~ "paris"',
            'match == "X"', 'input ~ "zzzz"', "metadata.difficulty > 5")
+SEARCH = "paris"
 CATEGORIES = ("math", "history", "science", "geography", "code")
 # Text the synthetic samples cut their prompts and transcripts from (varied, so rows differ).
 _WORDS = ("the of and to in is was for on that with as by at from his an were are which this be or "
@@ -163,6 +164,7 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
     timings: dict[str, list[float]] = {"runs": [], "samples_open": [], "page_down": [], "jump_end": []}
     for text in FILTERS:
         timings[f"filter {text}"], timings[f"count {text}"] = [], []
+    timings["search"], timings["search_count"], timings["sorted_page_down"] = [], [], []
     for _ in range(repeats):
         started = time.perf_counter()
         app = EvtuiApp(db_path=db_path)
@@ -211,6 +213,33 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
                     print(f"  {text}: {table.row_count:,} of {big_run.samples_total:,} samples match")
                 app.pop_screen()
                 await pilot.pause()
+
+            started = time.perf_counter()  # full-text search (FTS5) over inputs and outputs
+            app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", search=SEARCH))
+            await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
+            table = app.screen.query_one(SqlTable)
+            await wait_until(lambda: table.visible_rows_ready, pilot, timeout=60)
+            timings["search"].append(time.perf_counter() - started)
+            await wait_until(lambda: not table.counting, pilot, timeout=60)
+            timings["search_count"].append(time.perf_counter() - started)
+            app.pop_screen()
+            await pilot.pause()
+
+            # Paging a filtered view in another order than the index's (by tokens, descending).
+            app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", filter=FILTERS[0]))
+            await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
+            table = app.screen.query_one(SqlTable)
+            await wait_until(lambda: table.visible_rows_ready and not table.counting, pilot, timeout=60)
+            table.set_sort("tokens", descending=True)
+            await wait_until(lambda: table.visible_rows_ready and not table.loading_rows and not table.counting, pilot, timeout=60)
+            for _ in range(10):
+                started = time.perf_counter()
+                table.action_page_down()
+                await wait_until(lambda: table.visible_rows_ready, pilot)
+                timings["sorted_page_down"].append(time.perf_counter() - started)
+                await wait_until(lambda: not table.loading_rows, pilot)
+            app.pop_screen()
+            await pilot.pause()
     return timings
 
 
@@ -245,13 +274,17 @@ def main() -> int:
     db_path = build_index(args.samples)
     timings = asyncio.run(measure(db_path, args.repeats))
     timings["cold_start"] = cold_start(db_path, args.repeats)
-    targets = {"runs": 1.0, "samples_open": 0.5, "page_down": 0.05, "jump_end": None, "cold_start": None}
+    targets = {"runs": 1.0, "samples_open": 0.5, "page_down": 0.05, "jump_end": None, "cold_start": None,
+               "search": 1.0, "search_count": None, "sorted_page_down": 0.05}
     labels = {
         "runs": "runs-screen first paint",
         "samples_open": "samples table open",
         "page_down": "page-down at depth",
         "jump_end": "jump to the end",
         "cold_start": "cold start (new process)",
+        "search": f"search {SEARCH!r} (FTS), rows",
+        "search_count": f"search {SEARCH!r} (FTS), count",
+        "sorted_page_down": "page-down, filtered and sorted by tokens",
     }
     for text in FILTERS:
         targets[f"filter {text}"], targets[f"count {text}"] = 1.0, None
