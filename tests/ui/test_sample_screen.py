@@ -285,6 +285,33 @@ async def test_enter_on_a_samples_row_opens_it_and_next_follows_the_tables_sort(
         assert isinstance(app.screen, SamplesScreen)
 
 
+async def test_next_and_previous_walk_only_the_filtered_list(logs):
+    from evtui.app.screens.samples import SamplesScreen
+    from evtui.app.widgets.sql_table import SqlTable
+
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = connect(app.db_path).execute("SELECT id FROM runs WHERE path LIKE '%mc_epochs.eval'").fetchone()[0]
+        await app.push_screen(SamplesScreen(run_id, scorer="choice", title="mc_epochs", filter='choice == "I"'))
+        await loaded(app, pilot)
+        table = app.screen.query_one(SqlTable)
+        listed = [table.row_at(i).row.rowid for i in range(table.row_count)]
+        assert 2 < len(listed) < 18 and listed != list(range(listed[0], listed[0] + len(listed)))  # gaps: filtered
+        await pilot.press("enter")
+        await loaded(app, pilot)
+        screen = app.screen
+        walked = [screen.view.sample.rowid]
+        for _ in range(len(listed)):  # one press past the end stays on the last
+            await pilot.press("n")
+            await loaded(app, pilot)
+            walked.append(screen.view.sample.rowid)
+        assert walked == listed + [listed[-1]]
+        await pilot.press("p")
+        await loaded(app, pilot)
+        assert screen.view.sample.rowid == listed[-2]
+
+
 async def test_a_review_shows_in_the_samples_list_on_the_way_back(logs):
     from evtui.app.screens.samples import SamplesScreen
     from evtui.app.widgets.sql_table import SqlTable

@@ -366,13 +366,14 @@ class SamplesScreen(Screen[None]):
 
     @on(SqlTable.RowSelected)
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
-        """Open the sample; next/previous there follow this table's sort."""
+        """Open the sample; next/previous there follow this table's sort, filter and search."""
         from evtui.app.screens.sample import SampleScreen
         from evtui.sample_view import SampleOrdering
 
         table = message.table
         ordering = SampleOrdering(
-            sort=store_sort(table.sort), descending=table.descending, score_columns=tuple(self.scorers or ())
+            sort=store_sort(table.sort), descending=table.descending, filter=self.filter, search=self.search,
+            score_columns=tuple(self.scorers or ()),
         )
         db_path = self.app.db_path  # type: ignore[attr-defined]
         self.app.push_screen(SampleScreen(db_path, message.row.row.rowid, ordering, title=self.run_title))
