@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from evtui.store import queries as q
+from evtui.store import queries_paging as q_paging
 from evtui.store.ingest import ingest_paths
 from evtui.store.schema import connect
 
@@ -216,3 +217,42 @@ def test_unknown_sort_and_bad_key_are_errors(index):
         q.page_samples(db, ids["qa_match.eval"], sort="nonsense")
     with pytest.raises(ValueError, match="values"):
         q.page_samples(db, ids["qa_match.eval"], sort="id", after=(1,))
+
+
+class RecordingConnection:
+    """A sqlite3 connection that notes each statement it runs."""
+
+    def __init__(self, conn) -> None:
+        self._conn, self.statements = conn, []  # not `conn`: queries would take that and bypass this
+
+    def execute(self, sql, params=()):
+        self.statements.append(sql)
+        return self._conn.execute(sql, params)
+
+    def set_progress_handler(self, handler, steps) -> None:
+        self._conn.set_progress_handler(handler, steps)
+
+
+@pytest.mark.parametrize("sort, descending", [("tokens", True), ("id", False), ("match", True)])
+def test_a_sorted_filtered_page_that_overruns_its_budget_is_read_by_scanning_instead(index, monkeypatch, sort, descending):
+    db, ids = index
+    run_id = ids["qa_match.eval"]
+    args = dict(sort=sort, descending=descending, filter='match == "I" or input ~ "capital"', score_columns=["match"], limit=3)
+
+    def pages(conn) -> list[list[str]]:
+        out, after = [], None
+        while True:
+            page = q.page_samples(conn, run_id, after=after, **args)
+            out.append([r.sample_id for r in page.rows])
+            if not page.has_more:
+                return out
+            after = page.next_after
+
+    walked = RecordingConnection(db.conn)
+    expected = pages(walked)
+    assert walked.statements and not any("INDEXED BY" in sql for sql in walked.statements)  # within budget
+    monkeypatch.setattr(q_paging, "WALK_BUDGET_S", 0.0)
+    monkeypatch.setattr(q_paging, "WALK_CHECK_STEPS", 1)
+    scanned = RecordingConnection(db.conn)
+    assert pages(scanned) == expected and sum(len(p) for p in expected) == 6
+    assert sum("INDEXED BY samples_run" in sql for sql in scanned.statements) == len(expected)

@@ -12,7 +12,10 @@ the filter language: `match` (effective: human > latest job > log), `match@log`,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,12 @@ PREVIEW_CHARS = 300  # list rows carry only the start of long texts
 SEEK_MIN = 5_000
 SEEK_SHARE = 1 / 4
 PAGE_SEEK_MAX = 20_000
+# A filtered page in another order than the run's may be read by walking that order's index:
+# no sort, and it stops at a full page, so it is quick when matches are dense; but for a filter
+# matching few samples it reads the whole run in random order (2.6 s for 910k). Past this budget
+# the page is read by scanning the run in rowid order and sorting the matches (0.6 s there).
+WALK_BUDGET_S = 0.2
+WALK_CHECK_STEPS = 20_000  # SQLite VM steps between looks at the clock
 
 
 def decode_json(text: str | None) -> Any:
@@ -231,7 +240,21 @@ def page_samples(
         + "".join(", " + x for x in score_sql + key_sql)
         + f" FROM {where.source} WHERE {where.sql} ORDER BY {order} LIMIT ?"
     )
-    rows = conn_of(db).execute(sql, [*select_params, *where.params, limit + 1]).fetchall()
+    params = [*select_params, *where.params, limit + 1]
+    conn = conn_of(db)
+    if sort == "index" or where.source != "samples s" or not (filter or "").strip() or (search or "").strip():
+        rows = conn.execute(sql, params).fetchall()
+    else:
+        with _time_budget(conn, WALK_BUDGET_S) as budget:
+            try:
+                rows = conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError:
+                if not budget.expired:
+                    raise
+                rows = None
+        if rows is None:
+            scan = sql.replace(" FROM samples s WHERE ", " FROM samples s INDEXED BY samples_run WHERE ", 1)
+            rows = conn.execute(scan, params).fetchall()
     n_scores = len(score_columns)
     out = []
     for row in rows[:limit]:
@@ -244,6 +267,30 @@ def page_samples(
             row[9], row[10], row[11], row[12], bool(row[13]), cells, key,
         ))
     return SamplePage(out, len(rows) > limit)
+
+
+class _Budget:
+    expired = False
+
+
+@contextmanager
+def _time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[_Budget]:
+    """Interrupt the statement `conn` runs past `seconds` (it then raises OperationalError and
+    `expired` is set, which tells it from an interruption made elsewhere)."""
+    budget = _Budget()
+    deadline = time.monotonic() + seconds
+
+    def check() -> int:
+        if time.monotonic() > deadline:
+            budget.expired = True
+            return 1
+        return 0
+
+    conn.set_progress_handler(check, WALK_CHECK_STEPS)
+    try:
+        yield budget
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def sample_at(
