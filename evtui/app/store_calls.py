@@ -41,6 +41,13 @@ def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, lis
         db.conn.close()
 
 
+def fetch_reviewed_results(db_path: Path, run_id: int) -> list[queries.ResultRow]:
+    """The run's metrics recomputed with hand-reviewed scores in place (empty without reviews)."""
+    from evtui.scoring.reviewed_metrics import reviewed_results
+
+    return reviewed_results(db_path, run_id)
+
+
 def failed_files(db_path: Path) -> list[tuple[str, str]]:
     """(path, error) for files the index could not read."""
     if not Path(db_path).exists():

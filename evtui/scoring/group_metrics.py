@@ -175,7 +175,7 @@ def _one(value, label, samples, count, rows, run, job_config, *, is_all: bool = 
     return GroupResult(value, label, samples, count, results, error, is_all)
 
 
-def _needs_sample_metadata(run: Mapping[str, Any], job_config: Mapping[str, Any] | None) -> bool:
+def needs_sample_metadata(run: Mapping[str, Any], job_config: Mapping[str, Any] | None) -> bool:
     """Only metrics like `grouped` read sample metadata; skipping it saves parsing every sample's."""
     return "grouped" in json.dumps([run.get("config"), job_config], default=str)
 
@@ -219,7 +219,7 @@ def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_i
         whole = GroupResult(None, ALL_GROUP, samples, count, (), is_all=True, pending=True)
         pending = [GroupResult(size.value, size.label, size.samples, size.rows, (), pending=True) for size in kept]
         yield GroupTable(run_id, job_id, chosen, options, (whole, *pending), method_for(run, job_config), len(sizes) - len(kept))
-        rows = group_score_rows(db, run_id, chosen, job_id=job_id, sample_metadata=_needs_sample_metadata(run, job_config))
+        rows = group_score_rows(db, run_id, chosen, job_id=job_id, sample_metadata=needs_sample_metadata(run, job_config))
         stored = [
             ResultRecord(scorer=r.scorer, reducer=r.reducer, metric=r.metric, value=r.value, scored=r.scored, unscored=r.unscored)
             for r in run_results(db, run_id)

@@ -183,21 +183,23 @@ def _source_clause(job_id: int) -> tuple[str, tuple[Any, ...]]:
 def group_score_rows(
     db: Db,
     run_id: int,
-    grouping: Grouping,
+    grouping: Grouping | None,
     *,
     job_id: int = 0,
     scorers: Sequence[str] | None = None,
     sample_metadata: bool = True,
+    reviewed: bool = False,
 ) -> list[dict[str, Any]]:
     """The run's scores of job `job_id` (0: recorded) with each sample's group value under `group`.
 
     Rows are shaped as store.jobs.job_scores returns them (scorer, sample_id, epoch, value, answer,
-    explanation, reason, metadata, sample_metadata) plus `group`, in sample order.
-    `sample_metadata=False` leaves it None (only metrics like `grouped` read it; parsing a
-    million metadata objects costs seconds)."""
+    explanation, reason, metadata, sample_metadata) plus `group` (None without a grouping), in
+    sample order. `sample_metadata=False` leaves it None (only metrics like `grouped` read it;
+    parsing a million metadata objects costs seconds). `reviewed` puts a sample's hand-reviewed
+    score (source 'human', which outranks every other) in place of the job's where there is one."""
     from evtui.store.jobs import loads
 
-    expr, group_params = grouping.sql()
+    expr, group_params = grouping.sql() if grouping is not None else ("NULL", ())
     source, source_params = _source_clause(job_id)
     where = f"s.run_id = ? AND {source}"
     params: list[Any] = [*group_params, run_id, *source_params]
@@ -207,11 +209,19 @@ def group_score_rows(
         where += f" AND sc.scorer IN ({','.join('?' * len(scorers))})"
         params.extend(scorers)
     metadata_sql = "s.metadata" if sample_metadata else "NULL"
+    score = "sc"
+    joins = "CROSS JOIN scores sc ON sc.sample_rowid = s.id"
+    if reviewed:
+        # The human row is a whole score (copied from the one reviewed, then edited): take all of it.
+        score = "CASE WHEN h.id IS NULL THEN sc.{0} ELSE h.{0} END"
+        joins += " LEFT JOIN scores h ON h.sample_rowid = s.id AND h.scorer = sc.scorer AND h.source = 'human' AND h.job_id = 0"
+    columns = ", ".join(
+        (score.format(name) if reviewed else f"sc.{name}") for name in ("value", "answer", "explanation", "reason", "metadata")
+    )
     # Samples in id order, each joined to its scores (one per scorer for a source and job): the
     # rows come out in sample order with no sort of the whole result.
     rows = conn_of(db).execute(
-        f"SELECT {expr}, sc.scorer, s.sample_id, s.epoch, sc.value, sc.answer, sc.explanation, sc.reason, "
-        f"sc.metadata, {metadata_sql} FROM samples s CROSS JOIN scores sc ON sc.sample_rowid = s.id "
+        f"SELECT {expr}, sc.scorer, s.sample_id, s.epoch, {columns}, {metadata_sql} FROM samples s {joins} "
         f"WHERE {where} ORDER BY s.id",
         params,
     ).fetchall()

@@ -87,7 +87,8 @@ class RunDetail:
 
 @dataclass(frozen=True)
 class ResultRow:
-    """One metric of a run: recorded in the file (job_id 0) or computed by evtui job `job_id`."""
+    """One metric of a run: recorded in the file (job_id 0) or computed by evtui job `job_id`;
+    with `reviews`, the same metric recomputed with that many hand-reviewed scores in place."""
 
     job_id: int
     scorer: str
@@ -98,10 +99,11 @@ class ResultRow:
     unscored: int | None
     params: dict[str, Any]
     seq: int
+    reviews: int = 0
 
     @property
     def recorded(self) -> bool:
-        return self.job_id == 0
+        return self.job_id == 0 and not self.reviews
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,8 @@ _V3 = """
 -- and looks their samples up by rowid, when few do (store/queries_paging.py decides).
 CREATE INDEX IF NOT EXISTS scores_value ON scores(run_id, scorer, value);
 CREATE INDEX IF NOT EXISTS scores_value_num ON scores(run_id, scorer, value_num);
+-- Which runs and scorers have hand-reviewed scores (the run screen's reviewed metrics).
+CREATE INDEX IF NOT EXISTS scores_human ON scores(run_id, scorer) WHERE source = 'human';
 -- Each sample's top-level metadata entries, as json_each gives them (the same SQL values that
 -- json_extract returns), so `metadata.<key>` filters seek instead of parsing every sample's
 -- JSON (0.7 s of a 1.2 s scan of 1M samples). Kept by triggers, so every writer keeps it; a

@@ -27,7 +27,7 @@ from typing import Any
 from evtui.store.queries_runs import Db, conn_of
 from evtui.store.rows import dump_value, value_num
 
-__all__ = ["LETTER_GRADES", "HumanEdit", "parse_score_value", "default_author", "add_human_edit"]
+__all__ = ["LETTER_GRADES", "HumanEdit", "parse_score_value", "default_author", "add_human_edit", "reviews_by_base"]
 
 # Inspect's letter grades: correct, incorrect, partially correct, no answer.
 LETTER_GRADES = ("C", "I", "P", "N")
@@ -148,3 +148,18 @@ def add_human_edit(
         raise
     return HumanEdit(human_id, seq, value, created)
 
+
+
+def reviews_by_base(db: Db, run_id: int) -> dict[int, dict[str, int]]:
+    """How many of each scorer's scores a person reviewed in a run, per job whose scores they
+    stand over: {0 (recorded) or job id: {scorer: samples reviewed}}. Empty when nobody has."""
+    conn = conn_of(db)
+    out: dict[int, dict[str, int]] = {}
+    for job_id, scorer, count in conn.execute(
+        "SELECT b.job_id, h.scorer, count(*) FROM scores h INDEXED BY scores_human "
+        "JOIN scores b ON b.sample_rowid = h.sample_rowid AND b.scorer = h.scorer AND b.source != 'human' "
+        "WHERE h.run_id = ? AND h.source = 'human' GROUP BY b.job_id, h.scorer ORDER BY b.job_id, h.scorer",
+        (run_id,),
+    ):
+        out.setdefault(job_id, {})[scorer] = count
+    return out

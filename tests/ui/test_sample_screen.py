@@ -3,6 +3,8 @@ epochs, hand review (history grows, the original is kept), clipboard, escape bac
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 from pathlib import Path
 
@@ -334,6 +336,55 @@ async def test_a_review_shows_in_the_samples_list_on_the_way_back(logs):
         await pilot.press("escape")
         await loaded(app, pilot)
         assert app.screen.query_one(SqlTable).row_at(1).row.scores["model_graded_qa"].value == "C"
+
+
+async def test_the_run_screen_shows_its_metrics_with_the_reviews_in_place(logs):
+    from inspect_ai.scorer import SampleScore as ISampleScore
+    from inspect_ai.scorer import Score as IScore
+    from inspect_ai.scorer import accuracy as iaccuracy
+    from textual.widgets import DataTable
+
+    from evtui.app.screens.run import RunScreen
+    from evtui.app.widgets.status_line import StatusLine
+
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        run_id = connect(app.db_path).execute("SELECT id FROM runs WHERE path LIKE '%model_graded.eval'").fetchone()[0]
+        await app.push_screen(RunScreen(run_id))
+        await loaded(app, pilot)
+        run_screen = app.screen
+        before = [(r.metric, r.value, r.reviews) for r in run_screen.results]
+        assert before and all(reviews == 0 for *_, reviews in before)
+        await pilot.press("enter")  # the samples behind `model_graded_qa accuracy`
+        await loaded(app, pilot)
+        from evtui.app.widgets.sql_table import SqlTable
+
+        app.screen.query_one(SqlTable).cursor_row = 1  # an `I`
+        await pilot.press("enter")
+        await loaded(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("c", "enter", *"plants do absorb oxygen", "enter", "enter")
+        await loaded(app, pilot)
+        await pilot.press("escape", "escape")
+        await loaded(app, pilot)
+        assert app.screen is run_screen
+
+        reviewed = [r for r in run_screen.results if r.reviews]
+        assert [(r.metric, r.reviews, r.job_id) for r in reviewed] == [("accuracy", 1, 0), ("stderr", 1, 0)]
+        db = connect(app.db_path)
+        effective = [json.loads(v) for (v,) in db.execute(
+            "SELECT (SELECT value FROM scores sc WHERE sc.sample_rowid = s.id AND sc.scorer = 'model_graded_qa' "
+            "ORDER BY sc.source, sc.job_id DESC LIMIT 1) FROM samples s WHERE s.run_id = ?", (run_id,))]  # fmt: skip
+        db.conn.close()
+        scored = [v for v in effective if not (isinstance(v, float) and math.isnan(v))]  # NaN: unscored, as in Inspect
+        scores = [ISampleScore(score=IScore(value=v), sample_id=i) for i, v in enumerate(scored)]
+        assert reviewed[0].value == iaccuracy()(scores) > dict((m, v) for m, v, _ in before)["accuracy"]
+        table = run_screen.query_one("#results-table", DataTable)
+        sources = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        assert sources == ["recorded", "recorded", "recorded + 1 review", "recorded + 1 review"]
+        assert "2 with hand reviews in place" in str(run_screen.query_one(StatusLine).render())
 
 
 @pytest.mark.parametrize(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
@@ -32,12 +34,21 @@ class RunScreen(Screen[None]):
         Binding("d", "open_distribution", "Distribution", id="run.distribution"),
     ]
 
+    @dataclass
+    class ReviewedLoaded(Message):
+        """The run's metrics with hand reviews in place, computed in a worker for `generation`."""
+
+        generation: int
+        results: list[Any]
+
     def __init__(self, run_id: int) -> None:
         super().__init__()
         self.run_id = run_id
         self.run: Any = None
         self.results: list[Any] = []
+        self.reviewed: list[Any] = []
         self.scorers: list[str] | None = None
+        self._generation = 0  # reviewed metrics of an older load are dropped
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -66,6 +77,18 @@ class RunScreen(Screen[None]):
             return
         self.post_message(RunLoaded(run, results, scorers))
 
+    @work(thread=True, exclusive=True, group="load-reviewed", exit_on_error=False)
+    def load_reviewed(self, generation: int) -> None:
+        """Recompute the reviewed scorers' metrics (seconds on a huge run, so after the rest shows)."""
+        from evtui.app.store_calls import fetch_reviewed_results
+
+        try:
+            results = fetch_reviewed_results(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
+        except Exception as error:  # shown to the user; the recorded metrics stay
+            self.post_message(LoadFailed("metrics with reviews", f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.ReviewedLoaded(generation, results))
+
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
         self.load_run()
@@ -82,11 +105,16 @@ class RunScreen(Screen[None]):
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
+        if message.what != "run":  # the run itself is shown; say what is missing below it
+            self.query_one(StatusLine).set_detail(f"Could not compute the {message.what}: {message.error}")
+            return
         self.query_one("#run-summary", Static).update(f"Could not load the {message.what}: {message.error}")
 
     @on(RunLoaded)
     def _on_run_loaded(self, message: RunLoaded) -> None:
-        self.run, self.results, self.scorers = message.run, message.results, message.scorers
+        self.run, self.scorers = message.run, message.scorers
+        self.results, self.reviewed = list(message.results), []
+        self._generation += 1
         if message.run is None:
             self.query_one("#run-summary", Static).update("This run is no longer in the index.")
             return
@@ -95,13 +123,29 @@ class RunScreen(Screen[None]):
         summary = self.query_one("#run-summary", Static)
         summary.border_title = run.task or "Run"
         summary.update(run_summary(message.run, self.app.display_path))  # type: ignore[attr-defined]
-        self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in message.results])
-        recorded = sum(1 for result in message.results if not result.job_id)
-        computed = len(message.results) - recorded
+        self._show_results()
+        self.load_reviewed(self._generation)
+
+    @on(ReviewedLoaded)
+    def _on_reviewed_loaded(self, message: ReviewedLoaded) -> None:
+        if message.generation != self._generation or not message.results:
+            return
+        base = [result for result in self.results if not result.reviews]
+        self.reviewed = message.results
+        # Each job's reviewed metrics right after its own (the recorded ones are job 0).
+        self.results = sorted(base + message.results, key=lambda result: (result.job_id, bool(result.reviews)))
+        self._show_results()
+
+    def _show_results(self) -> None:
+        self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in self.results])
+        recorded = sum(1 for result in self.results if result.recorded)
+        reviewed = len(self.reviewed)
+        computed = len(self.results) - recorded - reviewed
         self.query_one(StatusLine).set_detail(
             f"{recorded} recorded metric{'s' if recorded != 1 else ''}"
             + (f", {computed} computed by evtui" if computed else "")
-            + ("" if message.results else " · Enter lists the samples")
+            + (f", {reviewed} with hand reviews in place" if reviewed else "")
+            + ("" if self.results else " · Enter lists the samples")
         )
 
     @on(DataTable.RowSelected, "#results-table")
@@ -200,9 +244,13 @@ def config_summary(config: dict[str, Any]) -> list[tuple[str, str]]:
 
 def result_cells(result: Any) -> tuple[Any, ...]:
     """The results-table cells: computed metrics are marked so they read apart from recorded."""
-    source = Content.styled("recorded", "$text-muted") if not result.job_id else Content.styled(
-        f"evtui job {result.job_id}", "$accent"
-    )
+    base = "recorded" if not result.job_id else f"evtui job {result.job_id}"
+    if getattr(result, "reviews", 0):
+        source = Content.styled(f"{base} + {result.reviews} review{'s' if result.reviews != 1 else ''}", "$success")
+    elif not result.job_id:
+        source = Content.styled("recorded", "$text-muted")
+    else:
+        source = Content.styled(base, "$accent")
     scored = "–" if result.scored is None else str(result.scored)
     if result.unscored:
         scored += f" (+{result.unscored} unscored)"

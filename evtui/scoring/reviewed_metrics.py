@@ -1,0 +1,59 @@
+"""A run's metrics recomputed with the hand-reviewed scores in place of the ones reviewed.
+
+A person's review (store/score_edits.py) becomes the sample's effective score everywhere; this
+gives the run's scalars the same view: for each set of scores that has reviews (the recorded
+ones, or an evtui job's), the same scorers, reducers and metrics (scoring/group_metrics.py
+`results_for_rows`) over those scores with each reviewed sample's human score instead. Only the
+reviewed scorers are recomputed. No Textual here: the run screen calls this from a worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evtui.gc_pause import gc_paused
+from evtui.store.queries_runs import ResultRow
+
+__all__ = ["reviewed_results"]
+
+
+def reviewed_results(db_path: Path, run_id: int) -> list[ResultRow]:
+    """Result rows (job_id = the job whose scores were reviewed, 0 = recorded; `reviews` = how
+    many samples of that scorer carry a review), in job then scorer order. Empty without reviews."""
+    from evtui.scoring.group_metrics import needs_sample_metadata, results_for_rows
+    from evtui.store import jobs
+    from evtui.store.queries_groups import group_score_rows
+    from evtui.store.schema import connect
+    from evtui.store.score_edits import reviews_by_base
+
+    db = connect(db_path)
+    try:
+        bases = reviews_by_base(db, run_id)
+        if not bases:
+            return []
+        run = jobs.run_info(db, run_id)
+        scorers = {name for (name,) in db.execute("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", [run_id])}
+        out: list[ResultRow] = []
+        for job_id, reviews in bases.items():
+            job = jobs.get_job(db, job_id) if job_id else None
+            if job_id and job is None:
+                continue  # the job was removed; its scores are orphans
+            job_config = job["config"] if job else None
+            with gc_paused():
+                rows = group_score_rows(
+                    db, run_id, None, job_id=job_id, scorers=list(reviews), reviewed=True,
+                    sample_metadata=needs_sample_metadata(run, job_config),
+                )  # fmt: skip
+                records = results_for_rows(rows, run, job_config)
+            # The recorded configuration names every scorer; only the reviewed ones had rows. A
+            # dict-valued scorer reports one result per key (`length` of `shape`), which is not
+            # a scorer name: those count every review of the job's scores.
+            out += [
+                ResultRow(job_id, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, {}, seq,
+                          reviews.get(r.scorer) or sum(reviews.values()))
+                for seq, r in enumerate(records)
+                if r.scorer in reviews or r.scorer not in scorers
+            ]
+        return out
+    finally:
+        db.conn.close()
