@@ -166,3 +166,29 @@ def test_compare_puts_each_run_recorded_metrics_side_by_side(index):
     mc_log = read_eval_log(str(logs / "mc_epochs.eval"))
     pass_at_2 = next(s for s in mc_log.results.scores if s.reducer == "pass_at_2")
     assert by_key[("choice", "pass_at_2", "accuracy")].cells[2].value == pytest.approx(pass_at_2.metrics["accuracy"].value)
+
+
+def test_metadata_group_sizes_from_the_index_match_reading_each_samples_metadata(tmp_path):
+    """Sizes by a top-level key come from sample_metadata: the same groups, sizes and errors as
+    json_extract over every sample, for every JSON type, a missing key and JSON null alike."""
+    shutil.copy2(DATA / "inspect" / "qa_match.eval", tmp_path / "qa_match.eval")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    run_id = db.execute("SELECT id FROM runs").fetchone()[0]
+    odd = ['{"k": 1}', '{"k": 1.0}', '{"k": "1"}', '{"k": true}', '{"k": null}', '{}', '{"k": [1, 2]}',
+           '{"k": {"a": 1}}', '{"k": "text"}', '{"k": 2.5}', '{"k": "text", "other": 1}', '[1]']  # fmt: skip
+    rowids = [r for (r,) in db.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id", (run_id,))]
+    for rowid, metadata in zip(rowids, odd, strict=True):
+        db.execute("UPDATE samples SET metadata = ? WHERE id = ?", (metadata, rowid))
+    db.execute("UPDATE samples SET error = 'boom' WHERE id IN (?, ?, ?)", (rowids[0], rowids[4], rowids[5]))
+    db.execute("UPDATE samples SET error = '' WHERE id = ?", (rowids[8],))  # empty: no error
+    db.conn.commit()
+    for key in ("k", "other", "absent"):
+        expected = db.execute(
+            "SELECT json_extract(metadata, ?) AS g, count(*), count(*), count(CASE WHEN error != '' THEN 1 END) "
+            "FROM samples WHERE run_id = ? GROUP BY g ORDER BY g",
+            (f'$."{key}"', run_id),
+        ).fetchall()
+        got = [(g.value, g.rows, g.samples, g.errors) for g in group_sizes(db, run_id, Grouping("metadata", key))]
+        assert got == [tuple(row) for row in expected], key

@@ -1,8 +1,9 @@
 """Analysis queries: a run's samples and scores split into groups, and score value distributions
 (several runs side by side: queries_compare.py).
 
-Groups are made in SQL (any top-level metadata key via `json_extract`, the sample id (task),
-the epoch, or how the sample ended: error, limit, ok). Histogram bins and value counts are
+Groups are made in SQL (any metadata key via `json_extract`, group sizes by a top-level key from
+the sample_metadata index; the sample id (task), the epoch, or how the sample ended: error,
+limit, ok). Histogram bins and value counts are
 computed in SQL too, so a run of a million scores returns a few dozen rows.
 
 Scores are chosen by job: job 0 is what the run file recorded (source 'log'), job N the scores
@@ -38,9 +39,10 @@ KEY_DISCOVERY_ROWS = 20_000
 MAX_CATEGORIES = 12
 DEFAULT_BINS = 20
 
+# As the filter language reads them (`error`, `limit`): an empty text is no error, no limit.
 _OUTCOME_SQL = (
-    "CASE WHEN s.error IS NOT NULL THEN 'error' "
-    "WHEN s.limit_type IS NOT NULL THEN 'limit: ' || s.limit_type ELSE 'ok' END"
+    "CASE WHEN s.error != '' THEN 'error' "
+    "WHEN s.limit_type != '' THEN 'limit: ' || s.limit_type ELSE 'ok' END"
 )
 # Filter-language field names (store/filters.py): keys outside this cannot be written as a filter.
 _FILTER_NAME = re.compile(r"^[A-Za-z_][\w\-/@]*$")
@@ -153,16 +155,41 @@ def _has_epochs(db: Db, run_id: int) -> bool:
 
 
 def group_sizes(db: Db, run_id: int, grouping: Grouping) -> list[GroupSize]:
-    """Every group of the run's samples under `grouping`, ordered by value."""
+    """Every group of the run's samples under `grouping`, ordered by value (errors: samples with a
+    non-empty error, as the `error` filter counts them)."""
+    epochs = _has_epochs(db, run_id)
+    if grouping.kind == "metadata" and "." not in (grouping.key or ".") and not epochs:
+        return _metadata_group_sizes(db, run_id, grouping.key or "")
     expr, params = grouping.sql()
     # Distinct sample ids cost a sort per group: only worth it when epochs repeat ids.
-    samples = "count(DISTINCT s.sample_id)" if _has_epochs(db, run_id) else "count(*)"
+    samples = "count(DISTINCT s.sample_id)" if epochs else "count(*)"
     rows = conn_of(db).execute(
-        f"SELECT {expr} AS grp, count(*), {samples}, count(s.error) "
+        f"SELECT {expr} AS grp, count(*), {samples}, count(CASE WHEN s.error != '' THEN 1 END) "
         "FROM samples s WHERE s.run_id = ? GROUP BY grp ORDER BY grp",
         (*params, run_id),
     ).fetchall()
     return [GroupSize(*row) for row in rows]
+
+
+def _metadata_group_sizes(db: Db, run_id: int, key: str) -> list[GroupSize]:
+    """group_sizes by a top-level metadata key, from the sample_metadata index (0.1 s for 910k
+    samples, where parsing every sample's metadata takes 1.5-3.4 s): the values in SQL order,
+    NULL (no such key, or JSON null) for the rest of the run; errors from the errored-samples index."""
+    conn = conn_of(db)
+    counts = conn.execute(
+        "SELECT value, count(*) FROM sample_metadata WHERE run_id = ? AND key = ? GROUP BY value ORDER BY value",
+        (run_id, key),
+    ).fetchall()
+    errors = dict(conn.execute(
+        "SELECT m.value, count(*) FROM samples s LEFT JOIN sample_metadata m ON m.sample_rowid = s.id AND m.key = ? "
+        "WHERE s.run_id = ? AND s.error != '' GROUP BY m.value",
+        (key, run_id),
+    ).fetchall())  # fmt: skip
+    total = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
+    keyed = {value: count for value, count in counts if value is not None}
+    missing = total - sum(keyed.values())
+    sizes = [GroupSize(None, missing, missing, errors.get(None, 0))] if missing else []
+    return sizes + [GroupSize(value, count, count, errors.get(value, 0)) for value, count in keyed.items()]
 
 
 def run_sample_counts(db: Db, run_id: int) -> tuple[int, int]:
