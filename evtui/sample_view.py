@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evtui.store.filters import SOURCE_PRECEDENCE
+from evtui.store.filters import SOURCE_PRECEDENCE, quote
 from evtui.store.queries import EpochRow, SampleDetail, ScoreDetail, get_run, get_sample, page_samples, sample_epochs
 from evtui.store.queries_ui import run_scorers
 from evtui.store.schema import connect
@@ -170,7 +170,7 @@ def _neighbours(db: Any, sample: SampleDetail, ordering: SampleOrdering) -> tupl
     common = dict(sort=ordering.sort, score_columns=ordering.score_columns)
     try:
         # The sort key of this sample does not depend on the filter: find it with an exact match.
-        exact = f"id == {json.dumps(sample.sample_id)} and epoch == {int(sample.epoch)}"
+        exact = f"id == {quote(sample.sample_id)} and epoch == {int(sample.epoch)}"
         here = page_samples(db, sample.run_id, filter=exact, limit=1, **common).rows
         if not here:
             return None, None

@@ -211,3 +211,25 @@ def test_the_effective_score_is_a_humans_then_the_latest_jobs_then_the_logs(tmp_
     # A sample without the score is neither equal nor unequal to a value: `!=` keeps it, as does `not`.
     assert "3" in ids('match != "I"') and "3" in ids('not (match == "I")') and "3" not in ids("match")
     assert ids("match == null") == ["3"]
+
+
+def test_non_ascii_score_values_and_very_large_numbers_compare_as_stored(tmp_path):
+    from evtui.store import queries_paging
+    from evtui.store.score_edits import add_human_edit
+
+    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    run = db.execute("SELECT id FROM runs").fetchone()[0]
+    score_id, rowid = db.execute("SELECT id, sample_rowid FROM scores WHERE scorer = 'match' ORDER BY id LIMIT 1").fetchone()
+    add_human_edit(db, score_id, "très bien", reason="accents", author="rev")
+    db.execute("UPDATE samples SET metadata = '{\"big\": 12345678901234567890}' WHERE id = ?", (rowid,))
+    db.conn.commit()
+    for seek_limit in (0, 10**9):  # scanned, and sought through the index
+        queries_paging.SEEK_MIN = seek_limit
+        try:
+            for text in ('match == "très bien"', "metadata.big == 12345678901234567890", "metadata.big > 1e19"):
+                assert queries_paging.count_samples(db, run, text, score_columns=["match"]) == 1, (text, seek_limit)
+        finally:
+            queries_paging.SEEK_MIN = 5_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -179,3 +180,19 @@ def test_other_formats_show_the_readers_messages_and_the_files_record(tmp_path):
     assert view.messages[1].tool_calls[0].function == "get_weather"
     assert view.file_record["task_id"] == "paris#1"
     assert view.file_record["reference_outputs"] == {"city": "Paris", "answer": "sunny"}
+
+
+def test_next_and_previous_work_for_ids_with_accents_quotes_and_backslashes(tmp_path):
+    ids = ["café-1", 'say "hi"', "back\\slash", "東京"]
+    lines = [json.dumps({"run": {"task": "names", "model": "m"}})]
+    lines += [json.dumps({"id": sid, "input": "q", "output": "a", "scores": {"s": {"value": "C"}}}) for sid in ids]
+    (tmp_path / "names.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    rowids = [r for (r,) in db.execute("SELECT id FROM samples ORDER BY id")]
+    db.conn.close()
+    for position, rowid_ in enumerate(rowids):
+        view = load_sample_view(db_path, rowid_, SampleOrdering(sort="index", filter='s == "C"', score_columns=("s",)))
+        assert view.previous_rowid == (rowids[position - 1] if position else None), ids[position]
+        assert view.next_rowid == (rowids[position + 1] if position + 1 < len(rowids) else None), ids[position]

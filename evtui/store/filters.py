@@ -20,11 +20,12 @@ Comparisons never yield NULL (missing values compare false, `!=` is true), so `n
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 __all__ = [
     "FilterError",
@@ -36,6 +37,7 @@ __all__ = [
     "resolve_field",
     "score_column_sql",
     "id_sort_key",
+    "quote",
     "FIELDS",
     "EFFECTIVE_ORDER",
     "SOURCE_PRECEDENCE",
@@ -119,6 +121,17 @@ FIELDS: dict[str, tuple[str, str]] = {
 # (sample_rowid, scorer, source, job_id DESC, ...) hands over the effective row in one seek.
 EFFECTIVE_ORDER = "sc.source, sc.job_id DESC"
 SOURCE_PRECEDENCE = ("human", "job", "log")  # the same order, for code ranking scores already read
+
+
+def quote(text: str) -> str:
+    """`text` as a string literal of this language (for filters made in code, e.g. a group's)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _stored_json(text: str) -> str:
+    """A string as the index stores a score value (store/rows.py dump_value: orjson, which keeps
+    non-ASCII characters as they are where json.dumps would escape them)."""
+    return orjson.dumps(text).decode()
 
 
 def id_sort_key(sample_id: str) -> str:
@@ -222,6 +235,8 @@ def _tokenize(text: str) -> list[_Token]:
         raw = m.group()
         if kind == "number":
             value: Any = float(raw) if any(c in raw for c in ".eE") else int(raw)
+            if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                value = float(value)  # past SQLite's integers; JSON numbers that big are read as reals too
             tokens.append(_Token("number", value, pos, raw))
         elif kind == "string":
             tokens.append(_Token("string", _unquote(raw[1:-1]), pos, raw))
@@ -383,7 +398,7 @@ class _Parser:
         op = "=" if operator == "==" else operator
         if table == "sample_metadata":
             return (Seek(table, f"key = ? AND value {op} ?", (name, value)),)
-        column, bound = ("value", json.dumps(value)) if isinstance(value, str) else ("value_num", value)
+        column, bound = ("value", _stored_json(value)) if isinstance(value, str) else ("value_num", value)
         return (Seek(table, f"scorer = ? AND {column} {op} ?", (name, bound)),)
 
     def comparison_sql(self, field: FieldSQL, op: _Token, value: Any, literal: _Token) -> str:
@@ -429,7 +444,7 @@ class _Parser:
         if field.kind == "score" and not isinstance(value, str):
             return field.num_sql or field.sql, field.num_params, value
         if field.kind == "score":
-            return field.sql, field.params, json.dumps(value)  # the stored value is JSON text
+            return field.sql, field.params, _stored_json(value)  # the stored value is JSON text
         return field.sql, field.params, value
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evtui.store.filters import quote
 from evtui.store.queries_runs import Db, conn_of
 
 __all__ = [
@@ -78,29 +79,25 @@ class Grouping:
         if self.kind == "epoch":
             return f"epoch == {int(value)}"
         if self.kind == "task":
-            return f"id == {_quote(str(value))}"
+            return f"id == {quote(str(value))}"
         if self.kind == "outcome":
             if value == "error":
                 return "error"
             if value == "ok":
                 return "not error and not limit"
-            return f"limit == {_quote(str(value).removeprefix('limit: '))}"
+            return f"limit == {quote(str(value).removeprefix('limit: '))}"
         if self.kind == "metadata" and all(_FILTER_NAME.match(part) for part in (self.key or "").split(".")):
             field_name = f"metadata.{self.key}"
             if value is None:
                 return f"{field_name} == null"
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return f"{field_name} == {value!r}"
-            return f"{field_name} == {_quote(str(value))}"
+            return f"{field_name} == {quote(str(value))}"
         return None
 
 
 def _json_path(key: str) -> str:
     return "$" + "".join(f'."{part}"' for part in key.split("."))
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def group_label(value: Any) -> str:
