@@ -90,3 +90,23 @@ def test_reviews_count_for_each_job_whose_scores_they_replace(tmp_path):
     job_rows = [r for r in rows if r.job_id == 4]
     assert [(r.metric, r.reviews) for r in job_rows] == [("accuracy", 1)]
     assert job_rows[0].value == inspect_metrics(["C"] + ["I"] * 11)[0]
+
+
+def test_a_dict_valued_scorers_keys_count_only_its_own_reviews(tmp_path):
+    shutil.copy2(DATA / "dict_unscored.eval", tmp_path / "dict_unscored.eval")
+    db_path = tmp_path / "index.db"
+    assert ingest_paths(db_path, [tmp_path]).failures == []
+    db = connect(db_path)
+    run_id = db.execute("SELECT id FROM runs").fetchone()[0]
+    strict = log_scores(db, run_id, "strict_yes_no")
+    add_human_edit(db, next(iter(strict.values()))[0], "C", reason="checked", author="rev")
+    # Only strict_yes_no was reviewed: the dict-valued `shape` (results `length`, `mentions_target`) is not recomputed.
+    assert {r.scorer for r in reviewed_results(db_path, run_id)} == {"strict_yes_no"}
+
+    shape = db.execute("SELECT id, value FROM scores WHERE run_id = ? AND scorer = 'shape' AND source = 'log' LIMIT 1",
+                       (run_id,)).fetchone()  # fmt: skip
+    add_human_edit(db, shape[0], json.loads(shape[1]), reason="same value, looked at", author="rev")
+    for sid, (score_id, _) in list(strict.items())[1:3]:
+        add_human_edit(db, score_id, "I", reason="checked", author="rev")
+    rows = reviewed_results(db_path, run_id)
+    assert {r.scorer: r.reviews for r in rows} == {"strict_yes_no": 3, "length": 1, "mentions_target": 1}

@@ -22,7 +22,7 @@ def reviewed_results(db_path: Path, run_id: int) -> list[ResultRow]:
     many samples of that scorer carry a review), in job then scorer order. Empty without reviews."""
     from evtui.scoring.group_metrics import needs_sample_metadata, results_for_rows
     from evtui.store import jobs
-    from evtui.store.queries_groups import group_score_rows
+    from evtui.store.queries_groups import group_score_rows, score_column_for_result
     from evtui.store.schema import connect
     from evtui.store.score_edits import reviews_by_base
 
@@ -32,7 +32,6 @@ def reviewed_results(db_path: Path, run_id: int) -> list[ResultRow]:
         if not bases:
             return []
         run = jobs.run_info(db, run_id)
-        scorers = {name for (name,) in db.execute("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", [run_id])}
         out: list[ResultRow] = []
         for job_id, reviews in bases.items():
             job = jobs.get_job(db, job_id) if job_id else None
@@ -45,14 +44,14 @@ def reviewed_results(db_path: Path, run_id: int) -> list[ResultRow]:
                     sample_metadata=needs_sample_metadata(run, job_config),
                 )  # fmt: skip
                 records = results_for_rows(rows, run, job_config)
-            # The recorded configuration names every scorer; only the reviewed ones had rows. A
-            # dict-valued scorer reports one result per key (`length` of `shape`), which is not
-            # a scorer name: those count every review of the job's scores.
+            # The recorded configuration names every scorer, and only the reviewed ones had rows:
+            # keep their results. A dict-valued scorer reports one result per key (`length` of
+            # `shape`); score_column_for_result says whose key it is.
+            owners = {name: score_column_for_result(db, run_id, name, job_id=job_id)[0] for name in {r.scorer for r in records}}
             out += [
-                ResultRow(job_id, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, {}, seq,
-                          reviews.get(r.scorer) or sum(reviews.values()))
+                ResultRow(job_id, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, {}, seq, reviews[owners[r.scorer]])
                 for seq, r in enumerate(records)
-                if r.scorer in reviews or r.scorer not in scorers
+                if owners[r.scorer] in reviews
             ]
         return out
     finally:

@@ -85,7 +85,8 @@ class RunScreen(Screen[None]):
         try:
             results = fetch_reviewed_results(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
         except Exception as error:  # shown to the user; the recorded metrics stay
-            self.post_message(LoadFailed("metrics with reviews", f"{type(error).__name__}: {error}"))
+            if generation == self._generation:  # not for a load that a newer one replaced
+                self.post_message(LoadFailed("metrics with reviews", f"{type(error).__name__}: {error}"))
             return
         self.post_message(self.ReviewedLoaded(generation, results))
 
@@ -130,10 +131,9 @@ class RunScreen(Screen[None]):
     def _on_reviewed_loaded(self, message: ReviewedLoaded) -> None:
         if message.generation != self._generation or not message.results:
             return
-        base = [result for result in self.results if not result.reviews]
         self.reviewed = message.results
-        # Each job's reviewed metrics right after its own (the recorded ones are job 0).
-        self.results = sorted(base + message.results, key=lambda result: (result.job_id, bool(result.reviews)))
+        # After every other row, so a cursor already on a row stays on the same result.
+        self.results = [result for result in self.results if not result.reviews] + message.results
         self._show_results()
 
     def _show_results(self) -> None:
