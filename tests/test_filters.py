@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fixture_index import ingested
 
 from evtui.store.filters import FilterError, compile_filter
 from evtui.store.ingest import ingest_paths
@@ -178,11 +179,7 @@ def test_empty_filter_keeps_everything(index):
 
 
 def test_the_effective_score_is_a_humans_then_the_latest_jobs_then_the_logs(tmp_path):
-    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
-    run = db.execute("SELECT id FROM runs").fetchone()[0]
+    _, db, run = ingested(tmp_path, "qa_match.eval")
     rowid = dict(db.execute("SELECT sample_id, id FROM samples WHERE run_id = ?", (run,)).fetchall())
     log = dict(db.execute("SELECT sample_id, sc.value FROM scores sc JOIN samples s ON s.id = sc.sample_rowid "
                           "WHERE sc.scorer = 'match'").fetchall())  # fmt: skip
@@ -217,11 +214,7 @@ def test_non_ascii_score_values_and_very_large_numbers_compare_as_stored(tmp_pat
     from evtui.store import queries_paging
     from evtui.store.score_edits import add_human_edit
 
-    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
-    run = db.execute("SELECT id FROM runs").fetchone()[0]
+    _, db, run = ingested(tmp_path, "qa_match.eval")
     score_id, rowid = db.execute("SELECT id, sample_rowid FROM scores WHERE scorer = 'match' ORDER BY id LIMIT 1").fetchone()
     add_human_edit(db, score_id, "très bien", reason="accents", author="rev")
     db.execute("UPDATE samples SET metadata = '{\"big\": 12345678901234567890}' WHERE id = ?", (rowid,))

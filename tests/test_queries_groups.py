@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixture_index import ingested
 from inspect_ai.log import read_eval_log
 
 from evtui.store import queries as q
@@ -171,11 +172,7 @@ def test_compare_puts_each_run_recorded_metrics_side_by_side(index):
 def test_metadata_group_sizes_from_the_index_match_reading_each_samples_metadata(tmp_path):
     """Sizes by a top-level key come from sample_metadata: the same groups, sizes and errors as
     json_extract over every sample, for every JSON type, a missing key and JSON null alike."""
-    shutil.copy2(DATA / "inspect" / "qa_match.eval", tmp_path / "qa_match.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
-    run_id = db.execute("SELECT id FROM runs").fetchone()[0]
+    _, db, run_id = ingested(tmp_path, "qa_match.eval")
     odd = ['{"k": 1}', '{"k": 1.0}', '{"k": "1"}', '{"k": true}', '{"k": null}', '{}', '{"k": [1, 2]}',
            '{"k": {"a": 1}}', '{"k": "text"}', '{"k": 2.5}', '{"k": "text", "other": 1}', '[1]']  # fmt: skip
     rowids = [r for (r,) in db.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id", (run_id,))]

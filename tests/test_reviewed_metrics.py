@@ -4,28 +4,20 @@ scores as reviewed, for the recorded scores and for an evtui job's."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
+from fixture_index import ingested
 from inspect_ai.scorer import SampleScore as ISampleScore
 from inspect_ai.scorer import Score as IScore
 from inspect_ai.scorer import accuracy as iaccuracy
 from inspect_ai.scorer import stderr as istderr
 
 from evtui.scoring.reviewed_metrics import reviewed_results
-from evtui.store.ingest import ingest_paths
-from evtui.store.schema import connect
 from evtui.store.score_edits import add_human_edit, reviews_by_base
-
-DATA = Path(__file__).parent / "data" / "inspect"
 
 
 def index(tmp_path: Path):
-    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
-    return db_path, db, db.execute("SELECT id FROM runs").fetchone()[0]
+    return ingested(tmp_path, "qa_match.eval")
 
 
 def log_scores(db, run_id: int, scorer: str) -> dict[str, tuple[int, str]]:
@@ -93,11 +85,7 @@ def test_reviews_count_for_each_job_whose_scores_they_replace(tmp_path):
 
 
 def test_a_dict_valued_scorers_keys_count_only_its_own_reviews(tmp_path):
-    shutil.copy2(DATA / "dict_unscored.eval", tmp_path / "dict_unscored.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
-    run_id = db.execute("SELECT id FROM runs").fetchone()[0]
+    db_path, db, run_id = ingested(tmp_path, "dict_unscored.eval")
     strict = log_scores(db, run_id, "strict_yes_no")
     add_human_edit(db, next(iter(strict.values()))[0], "C", reason="checked", author="rev")
     # Only strict_yes_no was reviewed: the dict-valued `shape` (results `length`, `mentions_target`) is not recomputed.

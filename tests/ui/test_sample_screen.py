@@ -326,16 +326,21 @@ async def test_a_review_shows_in_the_samples_list_on_the_way_back(logs):
         await loaded(app, pilot)
         table = app.screen.query_one(SqlTable)
         assert table.row_at(1).row.scores["model_graded_qa"].value == "I"
-        table.cursor_row = 1
-        await pilot.press("enter")
-        await loaded(app, pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        await pilot.press("c", "enter", *"plants do absorb oxygen", "enter", "enter")
-        await loaded(app, pilot)
+        await review_as_correct(app, pilot, table, 1)
         await pilot.press("escape")
         await loaded(app, pilot)
         assert app.screen.query_one(SqlTable).row_at(1).row.scores["model_graded_qa"].value == "C"
+
+
+async def review_as_correct(app: EvtuiApp, pilot, table, row: int) -> None:
+    """Open the samples table's `row` and review its first score as C, with a reason."""
+    table.cursor_row = row
+    await pilot.press("enter")
+    await loaded(app, pilot)
+    await pilot.press("e")
+    await pilot.pause()
+    await pilot.press("c", "enter", *"plants do absorb oxygen", "enter", "enter")
+    await loaded(app, pilot)
 
 
 async def test_the_run_screen_shows_its_metrics_with_the_reviews_in_place(logs):
@@ -360,13 +365,7 @@ async def test_the_run_screen_shows_its_metrics_with_the_reviews_in_place(logs):
         await loaded(app, pilot)
         from evtui.app.widgets.sql_table import SqlTable
 
-        app.screen.query_one(SqlTable).cursor_row = 1  # an `I`
-        await pilot.press("enter")
-        await loaded(app, pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        await pilot.press("c", "enter", *"plants do absorb oxygen", "enter", "enter")
-        await loaded(app, pilot)
+        await review_as_correct(app, pilot, app.screen.query_one(SqlTable), 1)  # an `I`
         await pilot.press("escape", "escape")
         await loaded(app, pilot)
         assert app.screen is run_screen
