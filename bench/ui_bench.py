@@ -126,6 +126,10 @@ def build_index(samples: int) -> Path:
 
 
 def _flush(conn, rows: list, scores: list) -> None:
+    from evtui.store.schema import index_sample_metadata
+
+    if not rows:
+        return
     conn.executemany(
         "INSERT INTO samples(id, run_id, sample_id, epoch, id_sort, total_tokens, total_time, error, metadata, "
         "input_text, output_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -138,6 +142,7 @@ def _flush(conn, rows: list, scores: list) -> None:
         "INSERT INTO scores(sample_rowid, run_id, scorer, value, value_num, answer) VALUES (?, ?, 'match', ?, ?, ?)",
         scores,
     )
+    index_sample_metadata(conn, rows[0][0], rows[-1][0])  # as ingest does per batch
     rows.clear()
     scores.clear()
 

@@ -9,17 +9,12 @@ schema's triggers. Each filter runs twice, once forced to seek and once forced t
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
+from fixture_index import ingested
 
 from evtui.store import queries_paging
-from evtui.store.ingest import ingest_paths
 from evtui.store.queries_paging import SampleWhere, count_samples, page_samples
-from evtui.store.schema import connect
-
-DATA = Path(__file__).parent / "data" / "inspect"
 
 ODD_METADATA = [
     '{"category": "math", "level": 2, "ratio": 0.5, "flag": true, "tags": ["a", "b"], "nested": {"x": 1}}',
@@ -71,13 +66,8 @@ FILTERS = [
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("logs")
-    shutil.copy2(DATA / "qa_match.eval", logs / "qa_match.eval")
-    db_path = logs / "index.db"
-    assert ingest_paths(db_path, [logs]).failures == []
-    db = connect(db_path)
+    _, db, run = ingested(tmp_path_factory.mktemp("logs"), "qa_match.eval")
     conn = db.conn
-    run = conn.execute("SELECT id FROM runs").fetchone()[0]
     rowids = [r for (r,) in conn.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id", (run,))]
 
     def score(rowid: int, source: str, job: int, value: str) -> None:
@@ -162,12 +152,15 @@ def test_a_seek_is_not_used_when_scanning_is_cheaper(index, monkeypatch):
     assert SampleWhere(run, 'match == "I"', None, ["match"], db, paging=True).source == "samples s NOT INDEXED"
 
 
-def test_metadata_rows_follow_re_ingest_and_removal(tmp_path):
-    shutil.copy2(DATA / "qa_match.eval", tmp_path / "qa_match.eval")
-    db_path = tmp_path / "index.db"
-    assert ingest_paths(db_path, [tmp_path]).failures == []
-    db = connect(db_path)
+def test_metadata_rows_follow_ingest_updates_and_removal(tmp_path):
+    _, db, _ = ingested(tmp_path, "qa_match.eval")
     conn = db.conn
+    # Ingest indexed every sample's two keys (category, key), as json_extract reads them.
+    assert conn.execute("SELECT count(*), count(DISTINCT sample_rowid) FROM sample_metadata").fetchone() == (24, 12)
+    assert conn.execute(
+        "SELECT count(*) FROM samples s JOIN sample_metadata m ON m.sample_rowid = s.id AND m.key = 'category' "
+        "WHERE m.value IS json_extract(s.metadata, '$.category')"
+    ).fetchone()[0] == 12
     rowid = conn.execute("SELECT id FROM samples ORDER BY id LIMIT 1").fetchone()[0]
     conn.execute("UPDATE samples SET metadata = '{\"category\": \"art\"}' WHERE id = ?", (rowid,))
     assert conn.execute("SELECT key, value FROM sample_metadata WHERE sample_rowid = ?", (rowid,)).fetchall() == [

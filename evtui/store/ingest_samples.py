@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evtui.store import rows as R
+from evtui.store.schema import index_sample_metadata
 
 
 class SampleWriter:
@@ -77,11 +78,13 @@ class SampleWriter:
                 self.inserts,
             )
             # New rowids are consecutive within a batch (assigned here under the write lock).
+            first, last = self.inserts[0][0], self.inserts[-1][0]
             conn.execute(
                 "INSERT INTO samples_fts(rowid, input_text, output_text) "
                 "SELECT id, input_text, output_text FROM samples WHERE id BETWEEN ? AND ?",
-                (self.inserts[0][0], self.inserts[-1][0]),
+                (first, last),
             )
+            index_sample_metadata(conn, first, last)
         if self.updates:
             columns = R.SAMPLE_COLUMNS.split(", ")[2:]
             conn.executemany(
