@@ -156,7 +156,7 @@ def reviews_by_base(db: Db, run_id: int) -> dict[int, dict[str, int]]:
     conn = conn_of(db)
     out: dict[int, dict[str, int]] = {}
     for job_id, scorer, count in conn.execute(
-        "SELECT b.job_id, h.scorer, count(*) FROM scores h INDEXED BY scores_human "
+        "SELECT b.job_id, h.scorer, count(*) FROM scores h "
         "JOIN scores b ON b.sample_rowid = h.sample_rowid AND b.scorer = h.scorer AND b.source != 'human' "
         "WHERE h.run_id = ? AND h.source = 'human' GROUP BY b.job_id, h.scorer ORDER BY b.job_id, h.scorer",
         (run_id,),
