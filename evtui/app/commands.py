@@ -1,16 +1,65 @@
-"""Command palette entries for evtui (Textual's own palette already offers theme switching)."""
+"""Command palette entries for evtui: every action of the screen the palette was opened from (its
+keys, so nothing is only reachable by a key), opening any run by name, and the app-wide ones
+(failed files, help, scoring jobs, themes by name; Textual's own palette adds quit and keys)."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
+from pathlib import Path
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 
 class EvtuiCommands(Provider):
-    """App-wide evtui commands: themes by name, failed files, help."""
+    """The screen's actions first, then runs to open, then the app's commands."""
 
-    def _commands(self) -> list[tuple[str, str, object]]:
+    _runs: list[Any] = []  # the index's runs, read when the palette opens
+
+    async def startup(self) -> None:
+        from evtui.app.store_calls import fetch_runs
+
+        db_path = getattr(self.app, "db_path", None)
+        if db_path is not None and Path(db_path).exists():
+            try:
+                self._runs = await asyncio.to_thread(fetch_runs, db_path)
+            except Exception:  # noqa: BLE001 - the palette still offers everything else
+                self._runs = []
+
+    def _screen_actions(self) -> list[tuple[str, str, object]]:
+        """Every described binding active on the calling screen, as `Screen: Description`."""
+        screen = self.screen
+        where = screen.title or type(screen).__name__
+        commands: list[tuple[str, str, object]] = []
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or active.node is self.app or binding.action in seen or not active.enabled:
+                continue
+            seen.add(binding.action)
+            key = binding.key_display or self.app.get_key_display(binding)
+            commands.append(
+                (f"{where}: {binding.description}", f"key {key}", partial(self.app.run_action, binding.action, active.node))
+            )
+        return commands
+
+    def _open_runs(self) -> list[tuple[str, str, object]]:
+        return [
+            (
+                f"Open run: {run.task or '?'} · {run.model or '?'} · {Path(run.path).name}",
+                f"{run.status}, {run.samples_completed}/{run.samples_total} samples",
+                partial(self._open_run, run.id),
+            )
+            for run in self._runs
+        ]
+
+    def _open_run(self, run_id: int) -> None:
+        from evtui.app.screens.run import RunScreen
+
+        self.app.push_screen(RunScreen(run_id))
+
+    def _app_commands(self) -> list[tuple[str, str, object]]:
         app = self.app
         commands: list[tuple[str, str, object]] = [
             ("Failed files", "List the run files that could not be indexed", app.action_show_failures),
@@ -22,8 +71,11 @@ class EvtuiCommands(Provider):
             commands.append((f"Theme: {name}", f"Switch to the {name} theme", partial(setattr, app, "theme", name)))
         return commands
 
+    def _commands(self) -> list[tuple[str, str, object]]:
+        return self._screen_actions() + self._open_runs() + self._app_commands()
+
     async def discover(self) -> Hits:
-        for title, help_text, callback in self._commands()[:3]:
+        for title, help_text, callback in self._screen_actions() + self._app_commands()[:3]:
             yield DiscoveryHit(title, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
