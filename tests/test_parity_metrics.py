@@ -346,3 +346,19 @@ def test_bootstrap_ci_agrees_with_inspects_bootstrap_ci(cluster: str | None) -> 
     # Percentile bounds from 1000 resamples each wobble by ~5% of the width; allow 20%.
     assert abs(got["lower"] - expected["lower"]) < 0.2 * width
     assert abs(got["upper"] - expected["upper"]) < 0.2 * width
+
+
+def test_an_interval_from_a_recorded_mean_and_stderr_equals_inspects_t_ci() -> None:
+    """The runs screen's 95% CI comes from the run's recorded accuracy and stderr: it must be the
+    interval inspect_ai's ci() computes from the scores themselves. To 1e-12 only: accuracy()
+    and ci()'s np.mean add the values in different orders, so the centres differ in the last bit."""
+    rng = random.Random("t interval")
+    for _ in range(200):
+        values = [rng.choice(["C", "I", "P"]) if rng.random() < 0.5 else rng.random() for _ in range(rng.choice([2, 3, 12, 500]))]
+        ours, theirs = both(values)
+        level = rng.choice([0.9, 0.95, 0.99])
+        center, stderr = imetrics.accuracy()(theirs), imetrics.stderr()(theirs)
+        lower, upper = eci.t_interval(center, stderr, len(values), level)
+        expected = imetrics.ci(level=level)(theirs)
+        assert lower == pytest.approx(expected["lower"], rel=1e-12, abs=1e-15), (values, level)
+        assert upper == pytest.approx(expected["upper"], rel=1e-12, abs=1e-15), (values, level)

@@ -39,6 +39,11 @@ def format_value_stderr(value: float | None, stderr: float | None, digits: int =
     return f"{text} ± {format_number(stderr, digits)}"
 
 
+def format_value_interval(value: float | None, lower: float, upper: float, digits: int = 3) -> str:
+    """`0.812 [0.788, 0.836]`."""
+    return f"{format_number(value, digits)} [{format_number(lower, digits)}, {format_number(upper, digits)}]"
+
+
 def format_tokens(tokens: int | None) -> str:
     """Token counts in compact form: 950, 12.3k, 4.1M."""
     if tokens is None:

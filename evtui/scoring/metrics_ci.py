@@ -112,6 +112,15 @@ def ci_wilson(
     return compute
 
 
+def t_interval(center: float, stderr: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The interval `ci(method="t")` gives around `center`, from a stderr already computed over `n`
+    values (n - 1 degrees of freedom; a clustered run's cluster count is not known from these)."""
+    if n < 2:
+        return center, center
+    t = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1)
+    return center - t * stderr, center + t * stderr
+
+
 # --- Student t quantile -------------------------------------------------------------------------
 
 

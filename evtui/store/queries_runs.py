@@ -44,6 +44,7 @@ class HeadlineMetric:
     metric: str
     value: float | None
     stderr: float | None = None
+    scored: int | None = None  # samples the metric was computed over
 
 
 @dataclass(frozen=True)
@@ -122,24 +123,24 @@ _RUN_COLUMNS = (
 def _headlines(conn: sqlite3.Connection, run_ids: list[int] | None) -> dict[int, tuple[HeadlineMetric, ...]]:
     """Each run's headline: the metrics of its first recorded (scorer, reducer), stderr folded
     into the first metric as `value ± stderr`."""
-    sql = "SELECT run_id, scorer, reducer, metric, value FROM run_results WHERE job_id = 0"
+    sql = "SELECT run_id, scorer, reducer, metric, value, scored FROM run_results WHERE job_id = 0"
     params: list[Any] = []
     if run_ids is not None:
         sql += f" AND run_id IN ({', '.join('?' * len(run_ids))})"
         params = list(run_ids)
-    grouped: dict[int, list[tuple[str, str | None, str, float | None]]] = {}
+    grouped: dict[int, list[tuple[str, str | None, str, float | None, int | None]]] = {}
     first: dict[int, tuple[str, str | None]] = {}
-    for run_id, scorer, reducer, metric, value in conn.execute(sql + " ORDER BY run_id, seq, id", params):
+    for run_id, scorer, reducer, metric, value, scored in conn.execute(sql + " ORDER BY run_id, seq, id", params):
         head = first.setdefault(run_id, (scorer, reducer))
         if (scorer, reducer) == head:
-            grouped.setdefault(run_id, []).append((scorer, reducer, metric, value))
+            grouped.setdefault(run_id, []).append((scorer, reducer, metric, value, scored))
     out: dict[int, tuple[HeadlineMetric, ...]] = {}
     for run_id, metrics in grouped.items():
         stderr = next((m[3] for m in metrics if m[2] == "stderr"), None)
         rest = [m for m in metrics if m[2] != "stderr"] or metrics
         out[run_id] = tuple(
-            HeadlineMetric(s, r, name, value, stderr if i == 0 and name != "stderr" else None)
-            for i, (s, r, name, value) in enumerate(rest)
+            HeadlineMetric(s, r, name, value, stderr if i == 0 and name != "stderr" else None, scored)
+            for i, (s, r, name, value, scored) in enumerate(rest)
         )
     return out
 

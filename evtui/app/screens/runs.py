@@ -32,6 +32,7 @@ class RunsScreen(Screen[None]):
         Binding("s", "configure_scoring", "Score", id="runs.score"),
         Binding("space", "toggle_mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare", id="runs.compare"),
+        Binding("i", "toggle_intervals", "95% CI", id="runs.intervals"),
     ]
 
     def __init__(self) -> None:
@@ -41,6 +42,8 @@ class RunsScreen(Screen[None]):
         """Run ids marked with space (for compare)."""
         self.live: dict[int, Any] = {}
         """Live buffer state of runs still being written (evtui.store.live.LiveRun), by run id."""
+        self.intervals = False
+        """Headlines show a 95% confidence interval instead of ± stderr (i toggles)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -98,7 +101,10 @@ class RunsScreen(Screen[None]):
 
     def _show_rows(self) -> None:
         table = self.query_one("#runs-table", BoundedTable)
-        rows = [run_cells(run, marked=run.id in self.marked, live=self.live.get(run.id)) for run in self.runs]
+        rows = [
+            run_cells(run, marked=run.id in self.marked, live=self.live.get(run.id), intervals=self.intervals)
+            for run in self.runs
+        ]
         table.show_rows(rows, keys=[str(run.id) for run in self.runs])
 
     def _show_count(self) -> None:
@@ -106,7 +112,15 @@ class RunsScreen(Screen[None]):
         detail = f"{count} run{'s' if count != 1 else ''}"
         if self.marked:
             detail += f" · {len(self.marked)} marked (c: compare)"
+        if self.intervals:
+            detail += " · headlines: value [95% CI, t from the recorded stderr]"
         self.query_one(StatusLine).set_detail(detail)
+
+    def action_toggle_intervals(self) -> None:
+        """Show each headline's 95% confidence interval instead of ± stderr, or back."""
+        self.intervals = not self.intervals
+        self._show_rows()
+        self._show_count()
 
     def action_toggle_mark(self) -> None:
         """Mark or unmark the run under the cursor."""
@@ -162,7 +176,7 @@ class RunsScreen(Screen[None]):
         open_configure_scoring(self.app, run_ids)
 
 
-def run_cells(run: Any, marked: bool = False, live: Any = None) -> tuple[Any, ...]:
+def run_cells(run: Any, marked: bool = False, live: Any = None, intervals: bool = False) -> tuple[Any, ...]:
     """The table cells for one `queries.RunRow`; a marked run's task starts with a dot.
 
     `live` (a LiveRun) adds what a run still being written is doing: samples in flight, its
@@ -172,7 +186,7 @@ def run_cells(run: Any, marked: bool = False, live: Any = None) -> tuple[Any, ..
     task = Content(run.task or "–")
     status = fmt.status_content(run.status)
     samples = fmt.format_samples(run.samples_completed, run.samples_total)
-    headline = Content(headline_text(run.headline) or "–")
+    headline = Content(headline_text(run.headline, intervals=intervals) or "–")
     if live is not None:
         if not live.process_alive:
             status = Content.assemble(status, (" (writer gone)", "$text-muted"))
@@ -195,13 +209,22 @@ def run_cells(run: Any, marked: bool = False, live: Any = None) -> tuple[Any, ..
     )
 
 
-def headline_text(headline: Any) -> str:
-    """`match accuracy 0.583 ± 0.149`: the run's first recorded scorer and up to two metrics."""
+def headline_text(headline: Any, *, intervals: bool = False) -> str:
+    """`match accuracy 0.583 ± 0.149`: the run's first recorded scorer and up to two metrics.
+
+    `intervals`: a metric with a stderr shows its 95% confidence interval instead, as Inspect's
+    `ci()` computes it (t with n - 1 degrees of freedom): `match accuracy 0.583 [0.255, 0.912]`."""
     if not headline:
         return ""
     first = headline[0]
     label = first.scorer if not first.reducer or first.reducer == "mean" else f"{first.scorer}[{first.reducer}]"
-    metrics = " · ".join(
-        f"{metric.metric} {fmt.format_value_stderr(metric.value, metric.stderr)}" for metric in headline[:2]
-    )
+    metrics = " · ".join(f"{metric.metric} {_metric_text(metric, intervals)}" for metric in headline[:2])
     return f"{label} {metrics}"
+
+
+def _metric_text(metric: Any, intervals: bool) -> str:
+    if intervals and metric.value is not None and metric.stderr is not None and (metric.scored or 0) >= 2:
+        from evtui.scoring.metrics_ci import t_interval
+
+        return fmt.format_value_interval(metric.value, *t_interval(metric.value, metric.stderr, metric.scored))
+    return fmt.format_value_stderr(metric.value, metric.stderr)
