@@ -41,6 +41,17 @@ def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, lis
         db.conn.close()
 
 
+def fetch_metadata_keys(db_path: Path, run_id: int) -> list[str]:
+    """The run's top-level sample metadata keys (the samples table's optional columns)."""
+    from evtui.store.queries_ui import metadata_keys
+
+    db = connect(db_path)
+    try:
+        return metadata_keys(db, run_id)
+    finally:
+        db.conn.close()
+
+
 def fetch_reviewed_results(db_path: Path, run_id: int) -> list[queries.ResultRow]:
     """The run's metrics recomputed with hand-reviewed scores in place (empty without reviews)."""
     from evtui.scoring.reviewed_metrics import reviewed_results

@@ -50,13 +50,15 @@ class SampleView:
     sort: str = "id"
     descending: bool = False
     answer_scorer: str | None = None
+    metadata_keys: tuple[str, ...] = ()  # metadata columns the table shows
 
 
 def view_columns(view: SampleView) -> list[str]:
-    """The exported columns: the table's (id, epoch, scores, answer, usage, error) plus the texts."""
+    """The exported columns: the table's (id, epoch, scores, answer, metadata, usage, error) plus the texts."""
     columns = ["id", "epoch", *view.score_columns]
     if view.answer_scorer is not None:
         columns.append("answer")
+    columns += [f"metadata.{key}" for key in view.metadata_keys]
     return columns + [
         "input", "target", "output", "input_tokens", "output_tokens", "total_tokens", "cost", "time", "error", "limit",
     ]  # fmt: skip
@@ -76,7 +78,7 @@ def iter_view_rows(db: Db, view: SampleView, *, batch: int = BATCH) -> Iterator[
     while True:
         page = page_samples(
             db, view.run_id, sort=view.sort, descending=view.descending, after=after, limit=batch,
-            filter=view.filter, search=view.search, score_columns=view.score_columns,
+            filter=view.filter, search=view.search, score_columns=view.score_columns, metadata_keys=view.metadata_keys,
         )  # fmt: skip
         if not page.rows:
             return
@@ -91,6 +93,8 @@ def iter_view_rows(db: Db, view: SampleView, *, batch: int = BATCH) -> Iterator[
                 record[column] = None if cell is None else cell.value
             if view.answer_scorer is not None:
                 record["answer"] = answers.get(row.rowid)
+            for key in view.metadata_keys:
+                record[f"metadata.{key}"] = row.metadata.get(key)
             record.update(
                 input=input_text, target=row.target, output=output_text, input_tokens=row.input_tokens,
                 output_tokens=row.output_tokens, total_tokens=row.total_tokens, cost=row.cost,

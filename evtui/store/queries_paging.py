@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evtui.store.filters import Seek, compile_filter_plan, score_column_sql
@@ -72,6 +72,7 @@ class SampleRow:
     completed: bool
     scores: dict[str, ScoreCell]
     key: tuple[Any, ...]  # pass as `after` to continue after this row
+    metadata: dict[str, Any] = field(default_factory=dict)  # the asked-for top-level keys, decoded (None: absent)
 
 
 @dataclass(frozen=True)
@@ -212,10 +213,12 @@ def page_samples(
     filter: str | None = None,
     search: str | None = None,
     score_columns: Sequence[str] = (),
+    metadata_keys: Sequence[str] = (),
 ) -> SamplePage:
     """The `limit` samples after key `after` (None = from the start), in `sort` order.
 
     `sort` is a name from SORTS ("index" = file order) or a score column (by value_num).
+    `metadata_keys`: top-level metadata keys each row carries in `metadata` (None when absent).
     Raises FilterError for a malformed filter, ValueError for an unknown sort.
     """
     exprs, key_params, nullable = _sort_key(sort, score_columns)
@@ -229,6 +232,8 @@ def page_samples(
         num_sql, num_params = score_column_sql(column, "value_num")
         score_sql.append(f"{value_sql}, {num_sql}")
         select_params += [*value_params, *num_params]
+    metadata_sql = ["s.metadata -> ?"] * len(metadata_keys)  # JSON text: objects and strings read back exactly
+    select_params += [f'$."{key}"' for key in metadata_keys]
     key_sql = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
     select_params += key_params
     direction = " DESC" if descending else ""
@@ -237,7 +242,7 @@ def page_samples(
         f"SELECT s.id, s.sample_id, s.epoch, substr(s.input_text, 1, {PREVIEW_CHARS}), "
         f"substr(s.output_text, 1, {PREVIEW_CHARS}), s.target, s.input_tokens, s.output_tokens, "
         f"s.total_tokens, s.cost, s.total_time, substr(s.error, 1, {PREVIEW_CHARS}), s.limit_type, s.completed"
-        + "".join(", " + x for x in score_sql + key_sql)
+        + "".join(", " + x for x in score_sql + metadata_sql + key_sql)
         + f" FROM {where.source} WHERE {where.sql} ORDER BY {order} LIMIT ?"
     )
     params = [*select_params, *where.params, limit + 1]
@@ -255,16 +260,18 @@ def page_samples(
         if rows is None:
             scan = sql.replace(" FROM samples s WHERE ", " FROM samples s INDEXED BY samples_run WHERE ", 1)
             rows = conn.execute(scan, params).fetchall()
-    n_scores = len(score_columns)
+    after_scores = 14 + 2 * len(score_columns)
+    after_metadata = after_scores + len(metadata_keys)
     out = []
     for row in rows[:limit]:
         cells = {
             column: ScoreCell(decode_json(row[14 + 2 * i]), row[15 + 2 * i]) for i, column in enumerate(score_columns)
         }
-        key = tuple(row[14 + 2 * n_scores :]) + (row[0],)
+        metadata = {name: decode_json(row[after_scores + i]) for i, name in enumerate(metadata_keys)}
+        key = tuple(row[after_metadata:]) + (row[0],)
         out.append(SampleRow(
             row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], row[8],
-            row[9], row[10], row[11], row[12], bool(row[13]), cells, key,
+            row[9], row[10], row[11], row[12], bool(row[13]), cells, key, metadata,
         ))
     return SamplePage(out, len(rows) > limit)
 

@@ -57,3 +57,19 @@ def indexed_sample_count(db: Db, run_id: int) -> int | None:
     """The run's sample rows as kept by ingest (runs.sample_count): no scan, unlike count(*)."""
     row = conn_of(db).execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
     return None if row is None else row[0]
+
+
+def metadata_keys(db: Db, run_id: int) -> list[str]:
+    """The run's top-level sample metadata keys, sorted: a loose index scan of sample_metadata
+    (one seek per key, not one row per sample)."""
+    return [
+        row[0]
+        for row in conn_of(db).execute(
+            "WITH RECURSIVE names(name) AS ("
+            " SELECT (SELECT min(key) FROM sample_metadata WHERE run_id = ?1)"
+            " UNION ALL SELECT (SELECT min(key) FROM sample_metadata WHERE run_id = ?1 AND key > name)"
+            " FROM names WHERE name IS NOT NULL"
+            ") SELECT name FROM names WHERE name IS NOT NULL",
+            (run_id,),
+        )
+    ]

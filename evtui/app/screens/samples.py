@@ -23,6 +23,7 @@ from evtui.app.widgets.sql_table import Column, PageRequest, SqlTable
 from evtui.app.widgets.status_line import StatusLine
 
 SCORE_WIDTH = 10
+METADATA_WIDTH = 14
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class SamplePageSource:
 
     def __init__(
         self, db_path: Path, run_id: int, scorers: list[str], answer_scorer: str | None,
-        filter: str | None = None, search: str | None = None,
+        filter: str | None = None, search: str | None = None, metadata_keys: list[str] | None = None,
     ) -> None:  # fmt: skip
         from evtui.store.schema import connect
 
@@ -54,6 +55,7 @@ class SamplePageSource:
         self.scorers = scorers
         self.answer_scorer = answer_scorer
         self.filter, self.search = filter, search
+        self.metadata_keys = metadata_keys or []
 
     def count(self) -> int:
         from evtui.store.queries import count_samples
@@ -105,7 +107,7 @@ class SamplePageSource:
             return []
         return page_samples(
             self._db, self.run_id, sort=sort, descending=descending, after=after, limit=limit,
-            filter=self.filter, search=self.search, score_columns=self.scorers,
+            filter=self.filter, search=self.search, score_columns=self.scorers, metadata_keys=self.metadata_keys,
         ).rows  # fmt: skip
 
     def _key_at(self, position: int, sort: str, descending: bool) -> Any:
@@ -153,6 +155,7 @@ class SamplesScreen(Screen[None]):
         Binding("y", "copy_cell", "Copy cell", id="samples.copy"),
         Binding("ctrl+c", "copy_cell", "Copy cell", show=False, id="samples.copy_ctrl_c"),  # so the footer shows y
         Binding("Y", "copy_row", "Copy row", id="samples.copy_row"),
+        Binding("m", "choose_metadata_columns", "Metadata columns", id="samples.metadata_columns"),
     ]
 
     def __init__(
@@ -170,6 +173,8 @@ class SamplesScreen(Screen[None]):
         self.run_total: int | None = None
         self.shown_count: int | None = None
         self.table: SqlTable | None = None
+        self.metadata_keys: list[str] = []
+        """Metadata keys shown as columns (m chooses them)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -228,11 +233,11 @@ class SamplesScreen(Screen[None]):
 
     def _mount_table(self, sort: str | None, descending: bool, *, focus: bool, cursor_column: int = 0) -> None:
         """(Re)make the table for the current filter and search (its source is made with them)."""
-        scorers, answer_scorer = self.scorers or [], self.answer_scorer
+        scorers, answer_scorer, keys = self.scorers or [], self.answer_scorer, list(self.metadata_keys)
         db_path, run_id, filter, search = self.app.db_path, self.run_id, self.filter, self.search  # type: ignore[attr-defined]
         table = SqlTable(
-            sample_columns(scorers, answer_scorer),
-            lambda: SamplePageSource(db_path, run_id, scorers, answer_scorer, filter=filter, search=search),
+            sample_columns(scorers, answer_scorer, keys),
+            lambda: SamplePageSource(db_path, run_id, scorers, answer_scorer, filter=filter, search=search, metadata_keys=keys),
             sort=sort,
             descending=descending,
             cursor_column=cursor_column,
@@ -250,12 +255,42 @@ class SamplesScreen(Screen[None]):
         self.filter, self.search = message.filter, message.search
         if self.scorers is None:
             return  # the table is made with them once the scorers arrive
+        await self._remake_table(focus=False)
+
+    async def _remake_table(self, *, focus: bool) -> None:
+        """Replace the table (its source is made with the filter, search and columns), same sort."""
         old, self.table, self.shown_count = self.table, None, None
         sort, descending = (old.sort, old.descending) if old is not None else ("id", False)
         if old is not None:
             await old.remove()
-        # Same columns: the cursor stays in the column the user was in.
-        self._mount_table(sort, descending, focus=False, cursor_column=old.cursor_column if old is not None else 0)
+        # The cursor stays in the column the user was in.
+        cursor_column = min(old.cursor_column, len(old.columns) - 1) if old is not None else 0
+        self._mount_table(sort, descending, focus=focus, cursor_column=cursor_column)
+
+    def action_choose_metadata_columns(self) -> None:
+        self._load_metadata_keys()
+
+    @work(thread=True, exclusive=True, group="metadata-keys", exit_on_error=False)
+    def _load_metadata_keys(self) -> None:
+        from evtui.app.store_calls import fetch_metadata_keys
+
+        try:
+            keys = fetch_metadata_keys(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
+        except Exception as error:  # said, and the table stays as it is
+            self.notify(f"Could not read the metadata keys: {type(error).__name__}: {error}", severity="error", markup=False)
+            return
+        self.app.call_from_thread(self._choose_metadata_columns, keys)
+
+    def _choose_metadata_columns(self, keys: list[str]) -> None:
+        from evtui.app.dialogs.metadata_columns import MetadataColumnsDialog
+
+        async def chosen(shown: list[str] | None) -> None:
+            if shown is None or shown == self.metadata_keys or self.scorers is None:
+                return
+            self.metadata_keys = shown
+            await self._remake_table(focus=True)
+
+        self.app.push_screen(MetadataColumnsDialog(keys, self.metadata_keys), chosen)
 
     @on(FilterBar.Left)
     def _on_filter_left(self) -> None:
@@ -275,7 +310,7 @@ class SamplesScreen(Screen[None]):
             return
         view = SampleView(
             self.run_id, tuple(self.scorers), self.filter, self.search, store_sort(table.sort), table.descending,
-            self.answer_scorer,
+            self.answer_scorer, tuple(self.metadata_keys),
         )  # fmt: skip
         roots = getattr(self.app, "ingest_paths", [])
         self.app.push_screen(ExportViewDialog(self.app.db_path, view, roots, title=self.run_title))  # type: ignore[attr-defined]
@@ -383,6 +418,8 @@ def cell_name(column: Column) -> str:
     """What a column's cell is called in a sentence: `answer`, `match score`, `tokens`."""
     if column.key.startswith("score:"):
         return f"{column.key.removeprefix('score:')} score"
+    if column.key.startswith("metadata:"):
+        return f"metadata {column.key.removeprefix('metadata:')}"
     return column.key
 
 
@@ -392,8 +429,9 @@ def sample_name(line: SampleLine) -> str:
     return f"sample {row.sample_id}" + (f" epoch {row.epoch}" if row.epoch != 1 else "")
 
 
-def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column]:
-    """Id, epoch, one column per scorer, the answer of `answer_scorer`, tokens, time, error."""
+def sample_columns(scorers: list[str], answer_scorer: str | None, metadata_keys: list[str] | None = None) -> list[Column]:
+    """Id, epoch, one column per scorer, the answer of `answer_scorer`, the chosen metadata keys,
+    tokens, time, error. Metadata columns do not sort: no index orders a run by them."""
     columns = [
         Column("id", "Id", 12, lambda line: line.row.sample_id),
         Column("epoch", "Ep", 4, lambda line: str(line.row.epoch), align="right"),
@@ -407,6 +445,8 @@ def sample_columns(scorers: list[str], answer_scorer: str | None) -> list[Column
         )
     if answer_scorer is not None:
         columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
+    for key in metadata_keys or []:
+        columns.append(Column(f"metadata:{key}", key[:METADATA_WIDTH], METADATA_WIDTH, _metadata_cell(key), sortable=False))
     columns += [
         Column(
             "tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right",
@@ -429,6 +469,13 @@ def score_text(value: Any) -> str:
     if isinstance(value, str | int):
         return str(value)
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _metadata_cell(key: str):
+    def cell(line: SampleLine) -> str:
+        return "–" if key not in line.row.metadata or line.row.metadata[key] is None else score_text(line.row.metadata[key])
+
+    return cell
 
 
 def _score_cell(scorer: str):
