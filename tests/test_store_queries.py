@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -256,3 +257,19 @@ def test_a_sorted_filtered_page_that_overruns_its_budget_is_read_by_scanning_ins
     scanned = RecordingConnection(db.conn)
     assert pages(scanned) == expected and sum(len(p) for p in expected) == 6
     assert sum("INDEXED BY samples_run" in sql for sql in scanned.statements) == len(expected)
+
+
+def test_metadata_values_come_back_as_stored_for_any_key_name(tmp_path):
+    from fixture_index import ingested
+
+    from evtui.store.queries_ui import metadata_keys
+
+    _, db, run_id = ingested(tmp_path, "qa_match.eval")
+    first = db.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id LIMIT 1", (run_id,)).fetchone()[0]
+    odd = {'say "hi"': 1.5, "back\\slash": True, "dot.ted": {"a": [1, "x"]}, "ключ": None, "n": 12345678901234}
+    db.execute("UPDATE samples SET metadata = ? WHERE id = ?", (json.dumps(odd), first))
+    keys = metadata_keys(db, run_id)
+    assert set(odd) <= set(keys) and keys == sorted(keys)
+    row = q.page_samples(db, run_id, metadata_keys=list(odd) + ["category"], limit=2).rows
+    assert row[0].metadata == odd | {"category": None}
+    assert row[1].metadata == {key: None for key in odd} | {"category": "math"}

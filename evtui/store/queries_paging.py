@@ -103,6 +103,16 @@ SORTS: dict[str, tuple[tuple[str, ...], bool]] = {
 }
 
 
+# One top-level metadata value of sample `s` as JSON text (decoded in Python, so objects, strings
+# and booleans read back as they are), found by key with json_each: any key name works, where a
+# JSON path would need its quotes and backslashes escaped. A repeated key gives its first value.
+_METADATA_VALUE = (
+    "(SELECT CASE j.type WHEN 'object' THEN j.value WHEN 'array' THEN j.value WHEN 'true' THEN 'true' "
+    "WHEN 'false' THEN 'false' WHEN 'null' THEN 'null' ELSE json_quote(j.value) END "
+    "FROM json_each(s.metadata) j WHERE j.key = ? LIMIT 1)"
+)
+
+
 def fts_query(search: str) -> str:
     """User words → an FTS5 query: every word required, each a quoted prefix (no FTS syntax)."""
     words = search.split()
@@ -232,8 +242,8 @@ def page_samples(
         num_sql, num_params = score_column_sql(column, "value_num")
         score_sql.append(f"{value_sql}, {num_sql}")
         select_params += [*value_params, *num_params]
-    metadata_sql = ["s.metadata -> ?"] * len(metadata_keys)  # JSON text: objects and strings read back exactly
-    select_params += [f'$."{key}"' for key in metadata_keys]
+    metadata_sql = [_METADATA_VALUE] * len(metadata_keys)
+    select_params += list(metadata_keys)
     key_sql = [f"{e} AS k{i}" for i, e in enumerate(exprs)]
     select_params += key_params
     direction = " DESC" if descending else ""

@@ -26,7 +26,10 @@ async def test_chosen_metadata_keys_show_as_columns_and_are_exported(run_dir, tm
         app.push_screen(SamplesScreen(run_id, scorer="match", title="qa_match"))
         await settle(app, pilot)
         screen = app.screen
-        assert not any(c.key.startswith("metadata:") for c in screen.query_one(SqlTable).columns)
+        table = screen.query_one(SqlTable)
+        assert not any(c.key.startswith("metadata:") for c in table.columns)
+        table.cursor_column = next(i for i, c in enumerate(table.columns) if c.key == "tokens")
+        table.cursor_row = 7
 
         await pilot.press("m")
         await settle(app, pilot)
@@ -41,6 +44,8 @@ async def test_chosen_metadata_keys_show_as_columns_and_are_exported(run_dir, tm
         column = next(c for c in table.columns if c.key == "metadata:category")
         shown = {table.row_at(i).row.sample_id: column.text(table.row_at(i)) for i in range(table.row_count)}
         assert shown == expected
+        # The cursor stayed on its row and in its column (Tokens), though a column came before it.
+        assert table.cursor_row == 7 and table.columns[table.cursor_column].key == "tokens"
 
         # A new filter keeps the columns; the export writes them.
         screen.query_one("#filter-input").value = 'metadata.category == "geo"'

@@ -175,6 +175,7 @@ class SamplesScreen(Screen[None]):
         self.table: SqlTable | None = None
         self.metadata_keys: list[str] = []
         """Metadata keys shown as columns (m chooses them)."""
+        self._restore_row: int | None = None  # where the cursor goes back once a remade table is counted
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -257,14 +258,20 @@ class SamplesScreen(Screen[None]):
             return  # the table is made with them once the scorers arrive
         await self._remake_table(focus=False)
 
-    async def _remake_table(self, *, focus: bool) -> None:
-        """Replace the table (its source is made with the filter, search and columns), same sort."""
+    async def _remake_table(self, *, focus: bool, keep_row: bool = False) -> None:
+        """Replace the table (its source is made with the filter, search and columns), same sort.
+
+        The cursor stays in the column the user was in (found by key: columns may have been
+        added before it); with `keep_row` (same rows, other columns) on its row too, once the
+        new table knows how many rows it has."""
         old, self.table, self.shown_count = self.table, None, None
         sort, descending = (old.sort, old.descending) if old is not None else ("id", False)
+        cursor_key = old.columns[old.cursor_column].key if old is not None and old.columns else None
+        self._restore_row = old.cursor_row if old is not None and keep_row and old.cursor_row > 0 else None
         if old is not None:
             await old.remove()
-        # The cursor stays in the column the user was in.
-        cursor_column = min(old.cursor_column, len(old.columns) - 1) if old is not None else 0
+        columns = sample_columns(self.scorers or [], self.answer_scorer, self.metadata_keys)
+        cursor_column = next((i for i, column in enumerate(columns) if column.key == cursor_key), 0)
         self._mount_table(sort, descending, focus=focus, cursor_column=cursor_column)
 
     def action_choose_metadata_columns(self) -> None:
@@ -288,7 +295,7 @@ class SamplesScreen(Screen[None]):
             if shown is None or shown == self.metadata_keys or self.scorers is None:
                 return
             self.metadata_keys = shown
-            await self._remake_table(focus=True)
+            await self._remake_table(focus=True, keep_row=True)
 
         self.app.push_screen(MetadataColumnsDialog(keys, self.metadata_keys), chosen)
 
@@ -384,6 +391,9 @@ class SamplesScreen(Screen[None]):
             return  # a table replaced by a new filter
         self.shown_count = message.count
         self._show_count()
+        if self._restore_row is not None and message.count:
+            message.table.cursor_row = min(self._restore_row, message.count - 1)
+        self._restore_row = None
 
     def _show_count(self) -> None:
         """The exact count in the status line; "counting…" until the new table's first `Counted`
@@ -446,7 +456,12 @@ def sample_columns(scorers: list[str], answer_scorer: str | None, metadata_keys:
     if answer_scorer is not None:
         columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
     for key in metadata_keys or []:
-        columns.append(Column(f"metadata:{key}", key[:METADATA_WIDTH], METADATA_WIDTH, _metadata_cell(key), sortable=False))
+        columns.append(
+            Column(
+                f"metadata:{key}", key[:METADATA_WIDTH], METADATA_WIDTH, _metadata_cell(key), sortable=False,
+                full_text=_metadata_full_text(key),
+            )  # fmt: skip
+        )
     columns += [
         Column(
             "tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right",
@@ -476,6 +491,21 @@ def _metadata_cell(key: str):
         return "–" if key not in line.row.metadata or line.row.metadata[key] is None else score_text(line.row.metadata[key])
 
     return cell
+
+
+def _metadata_full_text(key: str):
+    def full_text(line: SampleLine) -> str:
+        """The whole value to copy: every digit of a number, a string as it is; empty when absent."""
+        value = line.row.metadata.get(key)
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, float):
+            return repr(value)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    return full_text
 
 
 def _score_cell(scorer: str):
