@@ -1,6 +1,9 @@
 """Command palette entries for evtui: every action of the screen the palette was opened from (its
 keys, so nothing is only reachable by a key), opening any run by name, and the app-wide ones
-(failed files, help, scoring jobs, themes by name; Textual's own palette adds quit and keys)."""
+(failed files, help, scoring jobs, themes by name; Textual's own palette adds quit and keys).
+
+Opened over a dialog or the help screen, it offers none of these: they would open screens on
+top of the dialog, and a dialog's own keys are its inputs' editing keys."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import ModalScreen
 
 
 class EvtuiCommands(Provider):
@@ -28,16 +32,23 @@ class EvtuiCommands(Provider):
                 self._runs = []
 
     def _screen_actions(self) -> list[tuple[str, str, object]]:
-        """Every described binding active on the calling screen, as `Screen: Description`."""
+        """The calling screen's actions, as `Screen: Description`: evtui's own bindings (they have
+        ids) and any the footer shows; not Textual's cursor and focus keys. An action bound to
+        several keys is listed once, under the key the footer shows."""
         screen = self.screen
         where = screen.title or type(screen).__name__
-        commands: list[tuple[str, str, object]] = []
-        seen: set[str] = set()
+        chosen: dict[str, Any] = {}
         for active in screen.active_bindings.values():
             binding = active.binding
-            if not binding.description or active.node is self.app or binding.action in seen or not active.enabled:
+            if not binding.description or active.node is self.app or not active.enabled:
                 continue
-            seen.add(binding.action)
+            if not (binding.id or binding.show):
+                continue
+            if binding.action not in chosen or (binding.show and not chosen[binding.action].binding.show):
+                chosen[binding.action] = active
+        commands: list[tuple[str, str, object]] = []
+        for active in chosen.values():
+            binding = active.binding
             key = binding.key_display or self.app.get_key_display(binding)
             commands.append(
                 (f"{where}: {binding.description}", f"key {key}", partial(self.app.run_action, binding.action, active.node))
@@ -45,9 +56,10 @@ class EvtuiCommands(Provider):
         return commands
 
     def _open_runs(self) -> list[tuple[str, str, object]]:
+        display_path = getattr(self.app, "display_path", str)  # relative to the run directory: unique
         return [
             (
-                f"Open run: {run.task or '?'} · {run.model or '?'} · {Path(run.path).name}",
+                f"Open run: {run.task or '?'} · {run.model or '?'} · {display_path(run.path)}",
                 f"{run.status}, {run.samples_completed}/{run.samples_total} samples",
                 partial(self._open_run, run.id),
             )
@@ -72,9 +84,13 @@ class EvtuiCommands(Provider):
         return commands
 
     def _commands(self) -> list[tuple[str, str, object]]:
+        if isinstance(self.screen, ModalScreen):
+            return []
         return self._screen_actions() + self._open_runs() + self._app_commands()
 
     async def discover(self) -> Hits:
+        if isinstance(self.screen, ModalScreen):
+            return
         for title, help_text, callback in self._screen_actions() + self._app_commands()[:3]:
             yield DiscoveryHit(title, callback, help=help_text)
 

@@ -58,3 +58,22 @@ async def test_configure_and_export_are_in_the_palette(run_dir):
         assert isinstance(app.screen, SamplesScreen)
         await palette(app, pilot, "samples: export")
         assert isinstance(app.screen, ExportViewDialog)
+
+
+async def test_over_a_dialog_the_palette_opens_no_screens_on_top_of_it(run_dir):
+    from evtui.app.commands import EvtuiCommands
+
+    app = make_app(run_dir)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("s")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfigureScoringDialog)
+        assert EvtuiCommands(dialog)._commands() == []
+        # Over a normal screen: the screen's own keys, once each, under the key the footer shows.
+        provider = EvtuiCommands(app.screen_stack[-2])
+        await provider.startup()  # reads the runs, as when the palette opens
+        titles = {title: help_text for title, help_text, _ in provider._commands()}
+        assert titles["Runs: Score"] == "key s" and "Runs: Cursor up" not in titles
+        assert any(title.startswith("Open run: qa_match") for title in titles)
