@@ -98,3 +98,24 @@ def test_a_dict_valued_scorers_keys_count_only_its_own_reviews(tmp_path):
         add_human_edit(db, score_id, "I", reason="checked", author="rev")
     rows = reviewed_results(db_path, run_id)
     assert {r.scorer: r.reviews for r in rows} == {"strict_yes_no": 3, "length": 1, "mentions_target": 1}
+
+
+def test_groups_and_distribution_of_reviewed_scores_agree_with_the_reviewed_metrics(tmp_path):
+    from evtui.scoring.group_metrics import group_table
+    from evtui.store.queries_groups import Grouping, value_distribution
+
+    db_path, db, run_id = index(tmp_path)
+    match = log_scores(db, run_id, "match")
+    for sid in [sid for sid, (_, value) in match.items() if value == "I"][:2]:
+        add_human_edit(db, match[sid][0], "C", reason="equivalent answer", author="rev")
+    counts = {b.label: b.count for b in value_distribution(db, run_id, "match").buckets}
+    reviewed_counts = {b.label: b.count for b in value_distribution(db, run_id, "match", reviewed=True).buckets}
+    assert reviewed_counts == {"C": counts["C"] + 2, "I": counts["I"] - 2}
+
+    accuracy = next(r.value for r in reviewed_results(db_path, run_id) if r.metric == "accuracy")
+    table = group_table(db_path, run_id, Grouping("metadata", "category"), reviewed=True)
+    whole = next(g for g in table.groups if g.is_all)
+    assert next(r.value for r in whole.results if r.scorer == "match" and r.metric == "accuracy") == accuracy
+    plain = group_table(db_path, run_id, Grouping("metadata", "category"))
+    assert next(r.value for r in next(g for g in plain.groups if g.is_all).results
+                if r.scorer == "match" and r.metric == "accuracy") == accuracy - 2 / 12  # fmt: skip

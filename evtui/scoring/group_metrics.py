@@ -181,19 +181,21 @@ def needs_sample_metadata(run: Mapping[str, Any], job_config: Mapping[str, Any] 
 
 
 def iter_group_table(
-    db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS
+    db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS,
+    reviewed: bool = False,
 ) -> Iterator[GroupTable | tuple[int, GroupResult]]:
     """A run's metrics per group, as they are computed (own connection: call from one thread).
 
     Yields first the GroupTable with every group pending (sizes from SQL), then `(position,
     GroupResult)` as each group's metrics are done: the groups in order, the whole run (position
     0) last. Only the `max_groups` largest groups are kept (`hidden` counts the others).
-    `grouping` None: the first the run offers (a metadata key if it has one)."""
+    `grouping` None: the first the run offers (a metadata key if it has one). `reviewed`: the
+    job's scores with hand reviews in place (store/queries_groups.py group_score_rows)."""
     with gc_paused():  # a million score rows held: see evtui/gc_pause.py
-        yield from _iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups)
+        yield from _iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups, reviewed=reviewed)
 
 
-def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_id: int, max_groups: int):
+def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_id: int, max_groups: int, reviewed: bool):
     from evtui.store import jobs
     from evtui.store.queries_groups import group_score_rows, group_sizes, grouping_options, run_sample_counts
     from evtui.store.queries_runs import run_results
@@ -219,7 +221,9 @@ def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_i
         whole = GroupResult(None, ALL_GROUP, samples, count, (), is_all=True, pending=True)
         pending = [GroupResult(size.value, size.label, size.samples, size.rows, (), pending=True) for size in kept]
         yield GroupTable(run_id, job_id, chosen, options, (whole, *pending), method_for(run, job_config), len(sizes) - len(kept))
-        rows = group_score_rows(db, run_id, chosen, job_id=job_id, sample_metadata=needs_sample_metadata(run, job_config))
+        rows = group_score_rows(
+            db, run_id, chosen, job_id=job_id, sample_metadata=needs_sample_metadata(run, job_config), reviewed=reviewed
+        )
         stored = [
             ResultRecord(scorer=r.scorer, reducer=r.reducer, metric=r.metric, value=r.value, scored=r.scored, unscored=r.unscored)
             for r in run_results(db, run_id)
@@ -232,7 +236,7 @@ def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_i
         by_group.setdefault(row["group"], []).append(row)
     for position, size in enumerate(kept, start=1):
         yield position, _one(size.value, size.label, size.samples, size.rows, by_group.get(size.value, []), run, job_config)
-    if len(rows) > STORED_WHOLE_RUN_ABOVE and stored:
+    if len(rows) > STORED_WHOLE_RUN_ABOVE and stored and not reviewed:
         # The run's own scalars are the whole-run line: recomputing a million scores would
         # double the wait for numbers the index already holds.
         yield 0, GroupResult(None, ALL_GROUP, samples, count, tuple(stored), is_all=True)
@@ -240,11 +244,14 @@ def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_i
     yield 0, _one(None, ALL_GROUP, samples, count, rows, run, job_config, is_all=True)
 
 
-def group_table(db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS) -> GroupTable:
+def group_table(
+    db_path: Path, run_id: int, grouping: Any | None = None, *, job_id: int = 0, max_groups: int = MAX_GROUPS,
+    reviewed: bool = False,
+) -> GroupTable:
     """Every group's metrics at once (see iter_group_table)."""
     table: GroupTable | None = None
     groups: list[GroupResult] = []
-    for item in iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups):
+    for item in iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups, reviewed=reviewed):
         if isinstance(item, GroupTable):
             table, groups = item, list(item.groups)
         else:

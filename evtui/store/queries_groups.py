@@ -325,16 +325,28 @@ def _value_sql(key: str | None) -> tuple[str, str]:
     return text, number
 
 
+# A scorer's scores with each sample's hand review (source 'human') in place of the score reviewed.
+_REVIEWED_SCORES = (
+    "(SELECT b.run_id, b.scorer, b.source, b.job_id, "
+    "CASE WHEN h.id IS NULL THEN b.value ELSE h.value END AS value, "
+    "CASE WHEN h.id IS NULL THEN b.value_num ELSE h.value_num END AS value_num "
+    "FROM scores b LEFT JOIN scores h ON h.sample_rowid = b.sample_rowid AND h.scorer = b.scorer "
+    "AND h.source = 'human' AND h.job_id = 0 WHERE b.run_id = :run AND b.scorer = :scorer)"
+)
+
+
 def value_distribution(
-    db: Db, run_id: int, scorer: str, *, job_id: int = 0, key: str | None = None, bins: int = DEFAULT_BINS
+    db: Db, run_id: int, scorer: str, *, job_id: int = 0, key: str | None = None, bins: int = DEFAULT_BINS,
+    reviewed: bool = False,
 ) -> Distribution:
     """Value counts (labels, or few distinct numbers) or a histogram of `bins` equal-width bins
-    of one scorer's values in a run, every count made in SQL."""
+    of one scorer's values in a run, every count made in SQL; `reviewed`: with hand reviews in place."""
     conn = conn_of(db)
     text_sql, num_sql = _value_sql(key)
     source = "sc.source = 'log' AND sc.job_id = 0" if job_id == 0 else "sc.source = 'job' AND sc.job_id = :job"
     named: dict[str, Any] = {"run": run_id, "scorer": scorer, "job": job_id, "path": _json_path(key) if key else None}
-    base = f"FROM scores sc WHERE sc.run_id = :run AND sc.scorer = :scorer AND {source}"
+    scores = _REVIEWED_SCORES if reviewed else "scores"
+    base = f"FROM {scores} sc WHERE sc.run_id = :run AND sc.scorer = :scorer AND {source}"
     is_text = "substr(sc.value, 1, 1) = '\"'" if key is None else f"({text_sql}) IS NOT NULL"
     total, texts, numbers, low, high = conn.execute(
         f"SELECT count(*), count(CASE WHEN {is_text} THEN 1 END), count({num_sql}), min({num_sql}), max({num_sql}) {base}",

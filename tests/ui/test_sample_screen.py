@@ -385,6 +385,21 @@ async def test_the_run_screen_shows_its_metrics_with_the_reviews_in_place(logs):
         assert sources == ["recorded", "recorded", "recorded + 1 review", "recorded + 1 review"]
         assert "2 with hand reviews in place" in str(run_screen.query_one(StatusLine).render())
 
+        # g and d on a reviewed row show the reviewed scores too.
+        from evtui.app.screens.distribution import DistributionScreen
+        from evtui.app.screens.groups import GroupsScreen
+
+        table.move_cursor(row=2)
+        await pilot.press("g")
+        await loaded(app, pilot)
+        assert isinstance(app.screen, GroupsScreen) and app.screen.reviewed and app.screen.sub_title.endswith("recorded + reviews")
+        await pilot.press("escape")
+        await loaded(app, pilot)
+        await pilot.press("d")
+        await loaded(app, pilot)
+        assert isinstance(app.screen, DistributionScreen) and app.screen.reviewed
+        assert {b.label: b.count for b in app.screen.distribution.buckets}["C"] == 4  # 3 recorded + the review
+
 
 @pytest.mark.parametrize(
     "text",

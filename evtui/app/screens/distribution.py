@@ -24,7 +24,9 @@ from evtui.app.widgets.status_line import StatusLine
 BIN_CHOICES = (10, 20, 40)
 
 
-def load_distribution(db_path: Path, run_id: int, result_scorer: str | None, job_id: int, bins: int) -> tuple[Any, list[str]]:
+def load_distribution(
+    db_path: Path, run_id: int, result_scorer: str | None, job_id: int, bins: int, reviewed: bool = False
+) -> tuple[Any, list[str]]:
     """The distribution behind a result row (a dict key's values for a dict-valued scorer), and
     the run's scorers; `result_scorer` None: the run's first scorer."""
     from evtui.store.queries_groups import score_column_for_result, value_distribution
@@ -39,7 +41,7 @@ def load_distribution(db_path: Path, run_id: int, result_scorer: str | None, job
                 return None, []
             result_scorer = scorers[0]
         scorer, key = score_column_for_result(db, run_id, result_scorer, job_id=job_id)
-        return value_distribution(db, run_id, scorer, job_id=job_id, key=key, bins=bins), scorers
+        return value_distribution(db, run_id, scorer, job_id=job_id, key=key, bins=bins, reviewed=reviewed), scorers
     finally:
         db.conn.close()
 
@@ -69,11 +71,12 @@ class DistributionScreen(Screen[None]):
         distribution: Any  # None: the run has no scores
         scorers: list[str]
 
-    def __init__(self, run_id: int, scorer: str | None, *, job_id: int = 0, title: str = "") -> None:
+    def __init__(self, run_id: int, scorer: str | None, *, job_id: int = 0, title: str = "", reviewed: bool = False) -> None:
         super().__init__()
         self.run_id = run_id
         self.scorer = scorer
         self.job_id = job_id
+        self.reviewed = reviewed  # the job's scores with hand reviews in place
         self.run_title = title
         self.bins = BIN_CHOICES[1]
         self.distribution: Any = None
@@ -92,14 +95,14 @@ class DistributionScreen(Screen[None]):
         self.load()
 
     def _set_sub_title(self) -> None:
-        source = "recorded" if not self.job_id else f"evtui job {self.job_id}"
+        source = ("recorded" if not self.job_id else f"evtui job {self.job_id}") + (" + reviews" if self.reviewed else "")
         self.sub_title = " · ".join(part for part in (self.run_title, self.scorer, source) if part)
 
     @work(thread=True, exclusive=True, group="load-distribution", exit_on_error=False)
     def load(self) -> None:
         db_path = self.app.db_path  # type: ignore[attr-defined]
         try:
-            distribution, scorers = load_distribution(db_path, self.run_id, self.scorer, self.job_id, self.bins)
+            distribution, scorers = load_distribution(db_path, self.run_id, self.scorer, self.job_id, self.bins, self.reviewed)
         except Exception as error:  # shown on screen; the app stays usable
             self.post_message(LoadFailed("distribution", f"{type(error).__name__}: {error}"))
             return

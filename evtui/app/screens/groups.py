@@ -76,11 +76,14 @@ class GroupsScreen(Screen[None]):
         result: Any  # scoring.group_metrics.GroupResult
         generation: int
 
-    def __init__(self, run_id: int, *, scorer: str | None = None, job_id: int = 0, title: str = "") -> None:
+    def __init__(
+        self, run_id: int, *, scorer: str | None = None, job_id: int = 0, title: str = "", reviewed: bool = False
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self.scorer = scorer
         self.job_id = job_id
+        self.reviewed = reviewed  # the job's scores with hand reviews in place
         self.run_title = title
         self.grouping: Any = None
         self.table: Any = None
@@ -103,7 +106,7 @@ class GroupsScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        source = "recorded" if not self.job_id else f"evtui job {self.job_id}"
+        source = ("recorded" if not self.job_id else f"evtui job {self.job_id}") + (" + reviews" if self.reviewed else "")
         self.sub_title = " · ".join(part for part in (self.run_title, source) if part)
         self.load()
 
@@ -120,7 +123,7 @@ class GroupsScreen(Screen[None]):
         worker = get_current_worker()
         db_path = self.app.db_path  # type: ignore[attr-defined]
         try:
-            for item in iter_group_table(db_path, self.run_id, self.grouping, job_id=self.job_id):
+            for item in iter_group_table(db_path, self.run_id, self.grouping, job_id=self.job_id, reviewed=self.reviewed):
                 if worker.is_cancelled:
                     return  # a newer grouping replaced this one
                 if isinstance(item, GroupTable):

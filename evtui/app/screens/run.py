@@ -175,7 +175,8 @@ class RunScreen(Screen[None]):
 
         result = self._result_under_cursor()
         scorer, job_id = (result.scorer, result.job_id) if result is not None else (None, 0)
-        self.app.push_screen(GroupsScreen(self.run_id, scorer=scorer, job_id=job_id, title=self.sub_title))
+        reviewed = bool(result is not None and result.reviews)
+        self.app.push_screen(GroupsScreen(self.run_id, scorer=scorer, job_id=job_id, title=self.sub_title, reviewed=reviewed))
 
     def action_open_distribution(self) -> None:
         """How the values of the result under the cursor are spread."""
@@ -183,7 +184,9 @@ class RunScreen(Screen[None]):
 
         result = self._result_under_cursor()
         if result is not None:
-            self.app.push_screen(DistributionScreen(self.run_id, result.scorer, job_id=result.job_id, title=self.sub_title))
+            self.app.push_screen(DistributionScreen(
+                self.run_id, result.scorer, job_id=result.job_id, title=self.sub_title, reviewed=bool(result.reviews)
+            ))  # fmt: skip
 
 
 def run_summary(detail: Any, display_path: Callable[[str], str] = str) -> Content:
