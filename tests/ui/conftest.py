@@ -61,3 +61,15 @@ async def settle(app, pilot) -> None:
             break
         await pilot.pause(0.01)
     await pilot.pause()
+
+
+async def open_samples(app, pilot, file_name: str, **kwargs):
+    """From the runs screen: the samples list of the run in `file_name` (scorer `match`), loaded."""
+    from evtui.app.screens.samples import SamplesScreen
+
+    await settle(app, pilot)
+    run_id = next(run.id for run in app.screen.runs if Path(run.path).name == file_name)
+    app.push_screen(SamplesScreen(run_id, scorer="match", title=file_name, **kwargs))
+    await settle(app, pilot)
+    assert isinstance(app.screen, SamplesScreen)
+    return app.screen

@@ -6,7 +6,7 @@ import csv
 import sqlite3
 from pathlib import Path
 
-from conftest import APP_SIZE, settle
+from conftest import APP_SIZE, open_samples, settle
 from inspect_ai.log import read_eval_log
 from synthetic_index import build_index
 
@@ -22,15 +22,6 @@ from evtui.store.location import default_index_path
 
 def make_app(run_dir: Path) -> EvtuiApp:
     return EvtuiApp(db_path=default_index_path(run_dir), ingest_paths=[run_dir])
-
-
-async def open_samples(app, pilot, file_name: str, **kwargs) -> SamplesScreen:
-    await settle(app, pilot)
-    run_id = next(run.id for run in app.screen.runs if Path(run.path).name == file_name)
-    app.push_screen(SamplesScreen(run_id, scorer="match", title=file_name, **kwargs))
-    await settle(app, pilot)
-    assert isinstance(app.screen, SamplesScreen)
-    return app.screen
 
 
 def status_text(screen) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from conftest import APP_SIZE, settle
+from conftest import APP_SIZE, open_samples, settle
 
 from evtui.app.app import EvtuiApp
-from evtui.app.screens.samples import SamplesScreen
 from evtui.app.widgets.key_footer import KeyFooter
 from evtui.store.location import default_index_path
 
@@ -27,11 +25,7 @@ async def test_the_footer_follows_focus_and_skips_rebuilds_that_change_nothing(r
     monkeypatch.setattr(KeyFooter, "recompose", counted)
     app = EvtuiApp(db_path=default_index_path(run_dir), ingest_paths=[run_dir])
     async with app.run_test(size=APP_SIZE) as pilot:
-        await settle(app, pilot)
-        run_id = next(run.id for run in app.screen.runs if Path(run.path).name == "qa_match.eval")
-        app.push_screen(SamplesScreen(run_id, scorer="match", title="qa_match"))
-        await settle(app, pilot)
-        screen = app.screen
+        screen = await open_samples(app, pilot, "qa_match.eval")
         assert "Copy cell" in footer_keys(screen) and "Sort" in footer_keys(screen)  # the table has focus
 
         before = len(rebuilds)

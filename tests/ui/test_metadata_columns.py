@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
-from conftest import APP_SIZE, INSPECT_LOGS, settle
+from conftest import APP_SIZE, INSPECT_LOGS, open_samples, settle
 from inspect_ai.log import read_eval_log
 from textual.widgets import SelectionList
 
 from evtui.app.app import EvtuiApp
 from evtui.app.dialogs.export_view import ExportViewDialog
 from evtui.app.dialogs.metadata_columns import MetadataColumnsDialog
-from evtui.app.screens.samples import SamplesScreen
 from evtui.app.widgets.sql_table import SqlTable
 from evtui.store.location import default_index_path
 
@@ -21,11 +19,7 @@ async def test_chosen_metadata_keys_show_as_columns_and_are_exported(run_dir, tm
     expected = {str(s.id): s.metadata["category"] for s in read_eval_log(str(INSPECT_LOGS / "qa_match.eval")).samples}
     app = EvtuiApp(db_path=default_index_path(run_dir), ingest_paths=[run_dir])
     async with app.run_test(size=APP_SIZE) as pilot:
-        await settle(app, pilot)
-        run_id = next(run.id for run in app.screen.runs if Path(run.path).name == "qa_match.eval")
-        app.push_screen(SamplesScreen(run_id, scorer="match", title="qa_match"))
-        await settle(app, pilot)
-        screen = app.screen
+        screen = await open_samples(app, pilot, "qa_match.eval")
         table = screen.query_one(SqlTable)
         assert not any(c.key.startswith("metadata:") for c in table.columns)
         table.cursor_column = next(i for i, c in enumerate(table.columns) if c.key == "tokens")
