@@ -1,4 +1,5 @@
-"""Export the current sample view (run, filter, search, sort, score columns) to CSV or JSON.
+"""Export the current sample view (run, filter, search, sort, score columns) to CSV or JSON, and
+any other table as the screen shows it (runs, results, groups, comparisons: `TableView`).
 
 Every matching row is written, not only the page on screen: rows are read page by page with
 the same keyset paging as the samples table and streamed to the file, so memory stays flat
@@ -26,6 +27,9 @@ from evtui.store.queries_ui import indexed_sample_count, score_answers
 __all__ = [
     "EXPORT_FORMATS",
     "SampleView",
+    "TableView",
+    "export_table",
+    "default_table_export_path",
     "view_columns",
     "iter_view_rows",
     "count_view",
@@ -51,6 +55,15 @@ class SampleView:
     descending: bool = False
     answer_scorer: str | None = None
     metadata_keys: tuple[str, ...] = ()  # metadata columns the table shows
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A table as a screen shows it: every row's cells as text, under the column labels."""
+
+    name: str  # what it is, for the file name and the dialog: `runs`, `qa_match-results`
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
 
 
 def view_columns(view: SampleView) -> list[str]:
@@ -156,12 +169,43 @@ def export_view(
     Raises ValueError for an unknown format, FilterError for a malformed filter, and InterruptedError
     if `should_stop` says so (no file is left behind then).
     """
+    records = iter_view_rows(db, view, batch=batch)
+    return _write(path, format, view_columns(view), records, on_progress=on_progress, should_stop=should_stop, batch=batch)
+
+
+def export_table(table: TableView, path: str | Path, format: str = "csv") -> int:
+    """Write a screen's table to `path` as CSV or JSON (objects keyed by column label); returns the rows."""
+    columns = _unique(table.columns)
+    return _write(path, format, columns, (dict(zip(columns, row, strict=True)) for row in table.rows))
+
+
+def _unique(labels: Sequence[str]) -> list[str]:
+    """Column labels made unique (JSON keys): a repeated label gets ` (2)`, ` (3)`…"""
+    out: list[str] = []
+    for label in labels:
+        name, n = label, 1
+        while name in out:
+            n += 1
+            name = f"{label} ({n})"
+        out.append(name)
+    return out
+
+
+def _write(
+    path: str | Path,
+    format: str,
+    columns: list[str],
+    records: Iterator[dict[str, Any]],
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    batch: int = BATCH,
+) -> int:
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
-    columns = view_columns(view)
     written = 0
     try:
         with partial.open("w", encoding="utf-8", newline="") as out:
@@ -170,7 +214,7 @@ def export_view(
                 writer.writerow(columns)
             else:
                 out.write("[")
-            for record in iter_view_rows(db, view, batch=batch):
+            for record in records:
                 if writer is not None:
                     writer.writerow([_csv_cell(record[column]) for column in columns])
                 else:
@@ -188,6 +232,16 @@ def export_view(
     finally:
         partial.unlink(missing_ok=True)
     return written
+
+
+def default_table_export_path(roots: Sequence[Path], db_path: Path, name: str, format: str = "csv",
+                              now: float | None = None) -> Path:  # fmt: skip
+    """`RUN_DIR/.evtui/exports/<name>-<timestamp>.<format>`: RUN_DIR is the first indexed directory
+    (else the index's folder)."""
+    base = next((Path(root) for root in roots if Path(root).is_dir()), None)
+    folder = base / ".evtui" / "exports" if base is not None else Path(db_path).parent / "exports"
+    stem = re.sub(r"[^\w.-]+", "_", name) or "table"
+    return folder / f"{stem}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{format}"
 
 
 def default_export_path(

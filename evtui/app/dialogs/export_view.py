@@ -1,4 +1,5 @@
-"""Export the samples table's current view (every matching row) to a CSV or JSON file."""
+"""Export the current table view to a CSV or JSON file: the samples table's (every matching row,
+read from the index) or any other screen's table as it shows it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from textual.worker import get_current_worker
 
-from evtui.store.export_view import SampleView
+from evtui.store.export_view import SampleView, TableView
 
 
 @dataclass
@@ -51,7 +52,7 @@ class ExportViewDialog(ModalScreen[Path | None]):
     ExportViewDialog Button { margin-left: 1; }
     """
 
-    def __init__(self, db_path: Path, view: SampleView, roots: Sequence[Path] = (), title: str = "") -> None:
+    def __init__(self, db_path: Path, view: SampleView | TableView, roots: Sequence[Path] = (), title: str = "") -> None:
         super().__init__()
         self.db_path = Path(db_path)
         self.view = view
@@ -60,13 +61,20 @@ class ExportViewDialog(ModalScreen[Path | None]):
         self.written: tuple[Path, int] | None = None
 
     def compose(self) -> ComposeResult:
-        parts = [self.run_title or f"run {self.view.run_id}"]
-        if self.view.filter:
-            parts.append(f"filter: {self.view.filter}")
-        if self.view.search:
-            parts.append(f"search: {self.view.search}")
+        view = self.view
+        if isinstance(view, TableView):
+            heading = "Export this table as it shows"
+            count = len(view.rows)
+            parts = [self.run_title or view.name, f"{count:,} row{'s' if count != 1 else ''}"]
+        else:
+            heading = "Export the samples view (every matching row)"
+            parts = [self.run_title or f"run {view.run_id}"]
+            if view.filter:
+                parts.append(f"filter: {view.filter}")
+            if view.search:
+                parts.append(f"search: {view.search}")
         with Vertical():
-            yield Label("Export the samples view (every matching row)")
+            yield Label(heading)
             yield Static(" · ".join(parts), id="export-summary", markup=False)
             with RadioSet(id="export-format"):
                 yield RadioButton("CSV", value=True, id="format-csv")
@@ -88,9 +96,12 @@ class ExportViewDialog(ModalScreen[Path | None]):
     @work(thread=True, exclusive=True, group="export-defaults", exit_on_error=False)
     def load_defaults(self) -> None:
         """Find the run's file to name the default export path after it."""
-        from evtui.store.export_view import default_export_path, run_file
+        from evtui.store.export_view import default_export_path, default_table_export_path, run_file
         from evtui.store.schema import connect
 
+        if isinstance(self.view, TableView):
+            self.post_message(ExportDefaults(default_table_export_path(self.roots, self.db_path, self.view.name)))
+            return
         db = connect(self.db_path)
         try:
             run_path = run_file(db, self.view.run_id)
@@ -131,16 +142,19 @@ class ExportViewDialog(ModalScreen[Path | None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def run_export(self, path: Path, format: str) -> None:
         """Write the view in a thread with its own connection."""
-        from evtui.store.export_view import export_view
+        from evtui.store.export_view import export_table, export_view
         from evtui.store.schema import connect
 
         worker = get_current_worker()
         try:
-            db = connect(self.db_path)
-            try:
-                rows = export_view(db, self.view, path, format, should_stop=lambda: worker.is_cancelled)
-            finally:
-                db.conn.close()
+            if isinstance(self.view, TableView):
+                rows = export_table(self.view, path, format)
+            else:
+                db = connect(self.db_path)
+                try:
+                    rows = export_view(db, self.view, path, format, should_stop=lambda: worker.is_cancelled)
+                finally:
+                    db.conn.close()
         except Exception as error:  # shown in the dialog; the user may fix the path and retry
             self.post_message(ExportFailed(f"{type(error).__name__}: {error}"))
             return
@@ -164,3 +178,12 @@ class ExportViewDialog(ModalScreen[Path | None]):
     def action_cancel(self) -> None:
         self.workers.cancel_group(self, "export")
         self.dismiss(None)
+
+
+def export_table_view(screen, table, name: str, title: str = "") -> None:
+    """Open the export dialog for a screen's DataTable, with its rows as they show now."""
+    columns = tuple(str(column.label) for column in table.columns.values())
+    rows = tuple(tuple(str(cell) for cell in table.get_row_at(index)) for index in range(table.row_count))
+    app = screen.app
+    roots = getattr(app, "ingest_paths", [])
+    app.push_screen(ExportViewDialog(app.db_path, TableView(name, columns, rows), roots, title=title))

@@ -63,7 +63,16 @@ class CompareScreen(Screen[None]):
         height: 1fr;
     }
     """
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="compare.back"),
+        Binding("x", "export", "Export", id="compare.export"),
+    ]
+
+    def action_export(self) -> None:
+        """Export the comparison as it shows to CSV or JSON."""
+        from evtui.app.dialogs.export_view import export_table_view
+
+        export_table_view(self, self.query_one("#compare-table", BoundedTable), "compare", title="runs compared")
 
     @dataclass
     class Loaded(Message):

@@ -59,6 +59,7 @@ class GroupsScreen(Screen[None]):
         Binding("enter", "open_group", "Samples", show=False, id="groups.samples"),
         Binding("g", "pick('#grouping-select')", "Group by", id="groups.grouping"),
         Binding("s", "pick('#scorer-select')", "Scorer", id="groups.scorer"),
+        Binding("x", "export", "Export", id="groups.export"),
     ]
 
     @dataclass
@@ -229,6 +230,14 @@ class GroupsScreen(Screen[None]):
     @on(DataTable.RowSelected, "#groups-table")
     def _on_row_selected(self) -> None:
         self.action_open_group()
+
+    def action_export(self) -> None:
+        """Export the groups table as it shows (metrics still computing read `…`) to CSV or JSON."""
+        from evtui.app.dialogs.export_view import export_table_view
+
+        label = self.grouping.label if self.grouping is not None else "groups"
+        name = f"{self.run_title.split(' · ')[0] or 'run'}-groups-{label}"
+        export_table_view(self, self.query_one("#groups-table", BoundedTable), name, title=self.sub_title)
 
     def action_open_group(self) -> None:
         """Open the samples screen on the group under the cursor (filtered, when it can filter)."""

@@ -32,6 +32,7 @@ class RunScreen(Screen[None]):
         Binding("s", "configure_scoring", "Score", id="run.score"),
         Binding("g", "open_groups", "Groups", id="run.groups"),
         Binding("d", "open_distribution", "Distribution", id="run.distribution"),
+        Binding("x", "export", "Export", id="run.export"),
     ]
 
     @dataclass
@@ -98,6 +99,13 @@ class RunScreen(Screen[None]):
     def _on_scores_changed(self, message: ScoresChanged) -> None:
         if self.run_id in message.run_ids:
             self.load_run()
+
+    def action_export(self) -> None:
+        """Export the results table as it shows to CSV or JSON."""
+        from evtui.app.dialogs.export_view import export_table_view
+
+        task = self.run.row.task if self.run is not None else None
+        export_table_view(self, self.query_one("#results-table", BoundedTable), f"{task or 'run'}-results", title=self.sub_title)
 
     def action_configure_scoring(self) -> None:
         from evtui.app.dialogs.configure_scoring import open_configure_scoring

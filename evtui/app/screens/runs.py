@@ -33,6 +33,7 @@ class RunsScreen(Screen[None]):
         Binding("space", "toggle_mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare", id="runs.compare"),
         Binding("i", "toggle_intervals", "95% CI", id="runs.intervals"),
+        Binding("x", "export", "Export", id="runs.export"),
     ]
 
     def __init__(self) -> None:
@@ -115,6 +116,12 @@ class RunsScreen(Screen[None]):
         if self.intervals:
             detail += " · headlines: value [95% CI, t from the recorded stderr]"
         self.query_one(StatusLine).set_detail(detail)
+
+    def action_export(self) -> None:
+        """Export the runs table as it shows (headlines, counts, tokens…) to CSV or JSON."""
+        from evtui.app.dialogs.export_view import export_table_view
+
+        export_table_view(self, self.query_one("#runs-table", BoundedTable), "runs", title="runs")
 
     def action_toggle_intervals(self) -> None:
         """Show each headline's 95% confidence interval instead of ± stderr, or back."""
