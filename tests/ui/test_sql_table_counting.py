@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from contextlib import asynccontextmanager
 
 from conftest import APP_SIZE, settle
 from synthetic_index import build_index
@@ -100,47 +101,51 @@ def line(table: SqlTable, y: int) -> str:
     return table.render_line(y).text
 
 
+@asynccontextmanager
+async def table_app(shared: Rows):
+    """The table app running on `shared`, with its table; the counts are released on the way out
+    (a test releases them earlier where it needs to), so no count thread outlives a failed test."""
+    app = TableApp(shared)
+    async with app.run_test(size=SIZE) as pilot:
+        try:
+            yield app, pilot, app.query_one(SqlTable)
+        finally:
+            shared.release.set()
+
+
 def fetched_offsets(shared: Rows) -> list[int]:
     return [call[1] for call in shared.calls if call[0] == "fetch"]
 
 
 async def test_rows_show_while_the_count_is_still_running():
     shared = Rows(1000)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the first pages")
-            assert shared.counts_started == 1 and table.counting and app.counted == []  # the count is blocked
-            assert line(table, 1).strip() == "row 0" and line(table, 19).strip() == "row 18"
-            # Pages 0 and 1 are full: one row past them says "there may be more" until the count comes.
-            assert table.row_count == 2 * PAGE + 1
-            assert all(call[2] is None for call in shared.calls if call[0] == "fetch")  # no total while counting
-        finally:
-            shared.release.set()
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the first pages")
+        assert shared.counts_started == 1 and table.counting and app.counted == []  # the count is blocked
+        assert line(table, 1).strip() == "row 0" and line(table, 19).strip() == "row 18"
+        # Pages 0 and 1 are full: one row past them says "there may be more" until the count comes.
+        assert table.row_count == 2 * PAGE + 1
+        assert all(call[2] is None for call in shared.calls if call[0] == "fetch")  # no total while counting
+        shared.release.set()
         await wait_for(pilot, lambda: not table.counting, "the count")
         assert table.row_count == 1000 and app.counted == [1000]
 
 
 async def test_scrolling_is_served_while_the_count_is_blocked():
     shared = Rows(1000)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
+    async with table_app(shared) as (app, pilot, table):
         table.focus()
-        try:
-            await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the first pages")
-            for _ in range(8):  # 8 × 19 rows: past pages 0 and 1, each next page asked for as the end nears
-                await pilot.press("pagedown")
-                await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the rows paged to")
-            top = int(table.scroll_offset.y)
-            assert table.cursor_row == 8 * 19 and top > 2 * PAGE and line(table, 1).strip() == f"row {top}"
-            await pilot.press("end")  # the end as far as the pages know: one row past the last full page
-            await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the rows at the end")
-            assert table.counting and shared.counts_started == 1 and ("counted", 1000) not in shared.calls
-            assert max(fetched_offsets(shared)) >= 4 * PAGE and line(table, 19).strip() == f"row {table.cursor_row}"
-        finally:
-            shared.release.set()
+        await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the first pages")
+        for _ in range(8):  # 8 × 19 rows: past pages 0 and 1, each next page asked for as the end nears
+            await pilot.press("pagedown")
+            await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the rows paged to")
+        top = int(table.scroll_offset.y)
+        assert table.cursor_row == 8 * 19 and top > 2 * PAGE and line(table, 1).strip() == f"row {top}"
+        await pilot.press("end")  # the end as far as the pages know: one row past the last full page
+        await wait_for(pilot, lambda: table.visible_rows_ready and not table.loading_rows, "the rows at the end")
+        assert table.counting and shared.counts_started == 1 and ("counted", 1000) not in shared.calls
+        assert max(fetched_offsets(shared)) >= 4 * PAGE and line(table, 19).strip() == f"row {table.cursor_row}"
+        shared.release.set()
         await wait_for(pilot, lambda: not table.counting, "the count")
         assert table.row_count == 1000
         await pilot.press("end")
@@ -151,15 +156,11 @@ async def test_scrolling_is_served_while_the_count_is_blocked():
 
 async def test_a_short_first_page_is_the_exact_count_and_stops_the_count_query():
     shared = Rows(30)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: not table.counting, "the first page")
-            assert table.row_count == 30 and app.counted == [30]
-            assert line(table, 1).strip() == "row 0" and line(table, 19).strip() == "row 18"
-        finally:
-            shared.release.set()
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: not table.counting, "the first page")
+        assert table.row_count == 30 and app.counted == [30]
+        assert line(table, 1).strip() == "row 0" and line(table, 19).strip() == "row 18"
+        shared.release.set()
         await pilot.pause(0.3)
         # The short page was the count: the count query never ran (it would scan the rows again).
         assert ("count",) not in shared.calls
@@ -181,9 +182,7 @@ async def test_the_count_waits_for_the_first_page_so_a_sparse_filter_scans_once(
     shared.release.set()  # counts answer at once when they run
     SlowFirstPage.pages_go = threading.Event()
     shared.open = lambda: SlowFirstPage(shared)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
+    async with table_app(shared) as (app, pilot, table):
         await pilot.pause(0.3)
         assert shared.counts_started == 0 and table.counting  # the first page is still being fetched
         SlowFirstPage.pages_go.set()
@@ -195,30 +194,21 @@ async def test_the_count_waits_for_the_first_page_so_a_sparse_filter_scans_once(
 
 async def test_an_empty_result_says_no_rows_at_once():
     shared = Rows(0)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: not table.counting, "the first page")
-            assert table.row_count == 0 and app.counted == [0] and line(table, 1).strip() == "no rows"
-        finally:
-            shared.release.set()
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: not table.counting, "the first page")
+        assert table.row_count == 0 and app.counted == [0] and line(table, 1).strip() == "no rows"
 
 
 async def test_a_reload_interrupts_the_stale_count_whose_result_never_shows():
     shared = Rows(1000, counts=[777, 1000])
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: shared.counts_started == 1 and table.visible_rows_ready, "the first count")
-            table.reload()
-            assert ("interrupt",) in shared.calls  # at once, from the UI thread
-            await wait_for(pilot, lambda: shared.counts_started == 2, "the new generation's count")
-            assert ("count interrupted",) in shared.calls and table.error is None  # the interruption is no error
-            assert table.counting and table.visible_rows_ready and line(table, 1).strip() == "row 0"
-        finally:
-            shared.release.set()
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: shared.counts_started == 1 and table.visible_rows_ready, "the first count")
+        table.reload()
+        assert ("interrupt",) in shared.calls  # at once, from the UI thread
+        await wait_for(pilot, lambda: shared.counts_started == 2, "the new generation's count")
+        assert ("count interrupted",) in shared.calls and table.error is None  # the interruption is no error
+        assert table.counting and table.visible_rows_ready and line(table, 1).strip() == "row 0"
+        shared.release.set()
         await wait_for(pilot, lambda: not table.counting, "the new count")
         assert table.row_count == 1000 and app.counted == [1000] and table.error is None
         assert 777 not in app.row_counts
@@ -226,14 +216,10 @@ async def test_a_reload_interrupts_the_stale_count_whose_result_never_shows():
 
 async def test_a_stale_count_that_cannot_be_interrupted_is_ignored():
     shared = Rows(1000, counts=[777, 1000], interruptible=False)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: shared.counts_started == 1 and table.visible_rows_ready, "the first count")
-            table.reload()
-        finally:
-            shared.release.set()  # the stale count ends with 777, then the new one runs
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: shared.counts_started == 1 and table.visible_rows_ready, "the first count")
+        table.reload()
+        shared.release.set()  # the stale count ends with 777, then the new one runs
         await wait_for(pilot, lambda: not table.counting, "the new count")
         assert ("counted", 777) in shared.calls and shared.counts_started == 2
         assert table.row_count == 1000 and app.counted == [1000] and 777 not in app.row_counts
@@ -241,15 +227,10 @@ async def test_a_stale_count_that_cannot_be_interrupted_is_ignored():
 
 async def test_removing_the_table_interrupts_its_count():
     shared = Rows(1000)
-    app = TableApp(shared)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(SqlTable)
-        try:
-            await wait_for(pilot, lambda: shared.counts_started == 1, "the count")
-            await table.remove()
-            await wait_for(pilot, lambda: ("count interrupted",) in shared.calls, "the interruption")
-        finally:
-            shared.release.set()
+    async with table_app(shared) as (app, pilot, table):
+        await wait_for(pilot, lambda: shared.counts_started == 1, "the count")
+        await table.remove()
+        await wait_for(pilot, lambda: ("count interrupted",) in shared.calls, "the interruption")
 
 
 async def test_the_samples_status_says_counting_until_the_count_arrives(tmp_path, monkeypatch):
