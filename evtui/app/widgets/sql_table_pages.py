@@ -77,11 +77,15 @@ class PageCache:
 
     def _interrupt_stale_count(self) -> None:
         with self._count_lock:  # held while the count thread swaps what it counts, so the source is still counting
-            if self._counting is None or self._counting[0] == self.generation:
-                return
-            interrupt = getattr(self._counting[1], "interrupt", None)
-            if interrupt is not None:
-                interrupt()
+            if self._counting is not None and self._counting[0] != self.generation:
+                self._interrupt_counting()
+
+    def _interrupt_counting(self) -> None:
+        """Stop the running count if its source can be interrupted (call with _count_lock held)."""
+        assert self._counting is not None
+        interrupt = getattr(self._counting[1], "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     @property
     def waiting(self) -> bool:
@@ -137,9 +141,7 @@ class PageCache:
         with self._count_lock:
             self._uncounted = generation
             if self._counting is not None and self._counting[0] == generation:
-                interrupt = getattr(self._counting[1], "interrupt", None)
-                if interrupt is not None:
-                    interrupt()
+                self._interrupt_counting()
 
     def rows_after_page(self, page: int, size: int, shown: int | None) -> int:
         """While counting: how many rows the table should show now that `page` came with `size` rows.
