@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 __all__ = [
     "FilterError",
     "FieldSQL",
@@ -129,9 +127,11 @@ def quote(text: str) -> str:
 
 
 def _stored_json(text: str) -> str:
-    """A string as the index stores a score value (store/rows.py dump_value: orjson, which keeps
+    """A string as the index stores a score value: store/rows.py dump_value (orjson, which keeps
     non-ASCII characters as they are where json.dumps would escape them)."""
-    return orjson.dumps(text).decode()
+    from evtui.store.rows import dump_value  # rows imports this module
+
+    return dump_value(text)
 
 
 def id_sort_key(sample_id: str) -> str:
