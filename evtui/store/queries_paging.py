@@ -21,6 +21,7 @@ from typing import Any
 
 from evtui.store.filters import Seek, compile_filter_plan, score_column_sql
 from evtui.store.queries_runs import Db, conn_of
+from evtui.store.queries_ui import indexed_sample_count
 
 __all__ = ["SORTS", "ScoreCell", "SampleRow", "SamplePage", "count_samples", "page_samples", "sample_at", "fts_query"]
 
@@ -144,8 +145,7 @@ class SampleWhere:
         if paging:
             limit = PAGE_SEEK_MAX
         else:
-            row = conn.execute("SELECT sample_count FROM runs WHERE id = ?", (run_id,)).fetchone()
-            limit = max(SEEK_MIN, int((row[0] if row else 0) * SEEK_SHARE))
+            limit = max(SEEK_MIN, int((indexed_sample_count(conn, run_id) or 0) * SEEK_SHARE))
         best: tuple[int, Seek] | None = None
         for seek in seeks:
             found = conn.execute(
