@@ -198,6 +198,16 @@ def run_sample_counts(db: Db, run_id: int) -> tuple[int, int]:
     return distinct, rows
 
 
+# A score row `sc` with the sample's hand review of the same scorer (source 'human', which
+# outranks every other) in its place where there is one. The human row is a whole score (copied
+# from the one reviewed, then edited), so every column comes from it.
+_HUMAN_JOIN = "LEFT JOIN scores h ON h.sample_rowid = sc.sample_rowid AND h.scorer = sc.scorer AND h.source = 'human' AND h.job_id = 0"
+
+
+def _reviewed(column: str) -> str:
+    return f"CASE WHEN h.id IS NULL THEN sc.{column} ELSE h.{column} END"
+
+
 def _source_clause(job_id: int) -> tuple[str, tuple[Any, ...]]:
     if job_id == 0:
         return "sc.source = 'log' AND sc.job_id = 0", ()
@@ -233,14 +243,9 @@ def group_score_rows(
         where += f" AND sc.scorer IN ({','.join('?' * len(scorers))})"
         params.extend(scorers)
     metadata_sql = "s.metadata" if sample_metadata else "NULL"
-    score = "sc"
-    joins = "CROSS JOIN scores sc ON sc.sample_rowid = s.id"
-    if reviewed:
-        # The human row is a whole score (copied from the one reviewed, then edited): take all of it.
-        score = "CASE WHEN h.id IS NULL THEN sc.{0} ELSE h.{0} END"
-        joins += " LEFT JOIN scores h ON h.sample_rowid = s.id AND h.scorer = sc.scorer AND h.source = 'human' AND h.job_id = 0"
+    joins = "CROSS JOIN scores sc ON sc.sample_rowid = s.id" + (f" {_HUMAN_JOIN}" if reviewed else "")
     columns = ", ".join(
-        (score.format(name) if reviewed else f"sc.{name}") for name in ("value", "answer", "explanation", "reason", "metadata")
+        _reviewed(name) if reviewed else f"sc.{name}" for name in ("value", "answer", "explanation", "reason", "metadata")
     )
     # Samples in id order, each joined to its scores (one per scorer for a source and job): the
     # rows come out in sample order with no sort of the whole result.
@@ -325,13 +330,10 @@ def _value_sql(key: str | None) -> tuple[str, str]:
     return text, number
 
 
-# A scorer's scores with each sample's hand review (source 'human') in place of the score reviewed.
+# A scorer's scores with each sample's hand review in place of the score reviewed.
 _REVIEWED_SCORES = (
-    "(SELECT b.run_id, b.scorer, b.source, b.job_id, "
-    "CASE WHEN h.id IS NULL THEN b.value ELSE h.value END AS value, "
-    "CASE WHEN h.id IS NULL THEN b.value_num ELSE h.value_num END AS value_num "
-    "FROM scores b LEFT JOIN scores h ON h.sample_rowid = b.sample_rowid AND h.scorer = b.scorer "
-    "AND h.source = 'human' AND h.job_id = 0 WHERE b.run_id = :run AND b.scorer = :scorer)"
+    f"(SELECT sc.run_id, sc.scorer, sc.source, sc.job_id, {_reviewed('value')} AS value, "
+    f"{_reviewed('value_num')} AS value_num FROM scores sc {_HUMAN_JOIN} WHERE sc.run_id = :run AND sc.scorer = :scorer)"
 )
 
 
