@@ -207,8 +207,16 @@ CREATE INDEX IF NOT EXISTS samples_run_errored ON samples(run_id, id) WHERE erro
 CREATE INDEX IF NOT EXISTS samples_run_limited ON samples(run_id, id) WHERE limit_type != ''
 """
 
+def _metadata_entries(metadata: str) -> str:
+    """SQL: the top-level entries of the JSON object `metadata` (none when it is not a valid object)."""
+    return (
+        f"json_each(CASE WHEN NOT json_valid({metadata}) THEN '{{}}' "
+        f"WHEN json_type({metadata}) = 'object' THEN {metadata} ELSE '{{}}' END)"
+    )
+
+
 # Version 3: filters that match few samples seek them instead of scanning the run.
-_V3 = """
+_V3 = f"""
 -- A score filter (`match == "X"`, `score > 0.9`) reads the scores that satisfy it from these
 -- and looks their samples up by rowid, when few do (store/queries_paging.py decides).
 CREATE INDEX IF NOT EXISTS scores_value ON scores(run_id, scorer, value);
@@ -229,8 +237,8 @@ CREATE TABLE IF NOT EXISTS sample_metadata (
     PRIMARY KEY (sample_rowid, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sample_metadata_value ON sample_metadata(run_id, key, value);
-INSERT OR IGNORE INTO sample_metadata(sample_rowid, key, run_id, value) SELECT s.id, j.key, s.run_id, j.value FROM samples s, json_each(CASE WHEN NOT json_valid(s.metadata) THEN '{}' WHEN json_type(s.metadata) = 'object' THEN s.metadata ELSE '{}' END) j;
-CREATE TRIGGER IF NOT EXISTS samples_metadata_update AFTER UPDATE OF metadata ON samples WHEN new.metadata IS NOT old.metadata BEGIN DELETE FROM sample_metadata WHERE sample_rowid = old.id; INSERT OR IGNORE INTO sample_metadata(sample_rowid, key, run_id, value) SELECT new.id, j.key, new.run_id, j.value FROM json_each(CASE WHEN NOT json_valid(new.metadata) THEN '{}' WHEN json_type(new.metadata) = 'object' THEN new.metadata ELSE '{}' END) j; END
+INSERT OR IGNORE INTO sample_metadata(sample_rowid, key, run_id, value) SELECT s.id, j.key, s.run_id, j.value FROM samples s, {_metadata_entries('s.metadata')} j;
+CREATE TRIGGER IF NOT EXISTS samples_metadata_update AFTER UPDATE OF metadata ON samples WHEN new.metadata IS NOT old.metadata BEGIN DELETE FROM sample_metadata WHERE sample_rowid = old.id; INSERT OR IGNORE INTO sample_metadata(sample_rowid, key, run_id, value) SELECT new.id, j.key, new.run_id, j.value FROM {_metadata_entries('new.metadata')} j; END
 """
 
 _MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
@@ -330,8 +338,7 @@ def index_sample_metadata(db: sqlite_utils.Database | sqlite3.Connection, first_
     """
     getattr(db, "conn", db).execute(
         "INSERT OR IGNORE INTO sample_metadata(sample_rowid, key, run_id, value) SELECT s.id, j.key, s.run_id, j.value "
-        "FROM samples s, json_each(CASE WHEN NOT json_valid(s.metadata) THEN '{}' "
-        "WHEN json_type(s.metadata) = 'object' THEN s.metadata ELSE '{}' END) j WHERE s.id BETWEEN ? AND ?",
+        f"FROM samples s, {_metadata_entries('s.metadata')} j WHERE s.id BETWEEN ? AND ?",
         (first_rowid, last_rowid),
     )
 

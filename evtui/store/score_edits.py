@@ -149,7 +149,6 @@ def add_human_edit(
     return HumanEdit(human_id, seq, value, created)
 
 
-
 def reviews_by_base(db: Db, run_id: int) -> dict[int, dict[str, int]]:
     """How many of each scorer's scores a person reviewed in a run, per job whose scores they
     stand over: {0 (recorded) or job id: {scorer: samples reviewed}}. Empty when nobody has."""
