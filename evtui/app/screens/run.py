@@ -47,7 +47,6 @@ class RunScreen(Screen[None]):
         self.run_id = run_id
         self.run: Any = None
         self.results: list[Any] = []
-        self.reviewed: list[Any] = []
         self.scorers: list[str] | None = None
         self._generation = 0  # reviewed metrics of an older load are dropped
 
@@ -122,7 +121,7 @@ class RunScreen(Screen[None]):
     @on(RunLoaded)
     def _on_run_loaded(self, message: RunLoaded) -> None:
         self.run, self.scorers = message.run, message.scorers
-        self.results, self.reviewed = list(message.results), []
+        self.results = list(message.results)
         self._generation += 1
         if message.run is None:
             self.query_one("#run-summary", Static).update("This run is no longer in the index.")
@@ -139,7 +138,6 @@ class RunScreen(Screen[None]):
     def _on_reviewed_loaded(self, message: ReviewedLoaded) -> None:
         if message.generation != self._generation or not message.results:
             return
-        self.reviewed = message.results
         # After every other row, so a cursor already on a row stays on the same result.
         self.results = [result for result in self.results if not result.reviews] + message.results
         self._show_results()
@@ -147,7 +145,7 @@ class RunScreen(Screen[None]):
     def _show_results(self) -> None:
         self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in self.results])
         recorded = sum(1 for result in self.results if result.recorded)
-        reviewed = len(self.reviewed)
+        reviewed = sum(1 for result in self.results if result.reviews)
         computed = len(self.results) - recorded - reviewed
         self.query_one(StatusLine).set_detail(
             f"{recorded} recorded metric{'s' if recorded != 1 else ''}"
@@ -256,7 +254,7 @@ def config_summary(config: dict[str, Any]) -> list[tuple[str, str]]:
 def result_cells(result: Any) -> tuple[Any, ...]:
     """The results-table cells: computed metrics are marked so they read apart from recorded."""
     base = "recorded" if not result.job_id else f"evtui job {result.job_id}"
-    if getattr(result, "reviews", 0):
+    if result.reviews:
         source = Content.styled(f"{base} + {result.reviews} review{'s' if result.reviews != 1 else ''}", "$success")
     elif not result.job_id:
         source = Content.styled("recorded", "$text-muted")
