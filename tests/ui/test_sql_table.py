@@ -6,7 +6,8 @@ from conftest import settle
 from synthetic_index import build_index
 from textual.app import App, ComposeResult
 
-from evtui.app.screens.samples import SamplePageSource, sample_columns
+from evtui.app.screens.samples import SamplePageSource
+from evtui.app.widgets.sample_columns import sample_columns
 from evtui.app.widgets.sql_table import SqlTable
 
 SIZE = (100, 20)  # 19 rows under the header

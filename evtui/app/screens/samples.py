@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,24 +13,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed, ScorersLoaded
 from evtui.app.widgets.filter_bar import FilterBar
 from evtui.app.widgets.key_footer import KeyFooter
-from evtui.app.widgets.sql_table import Column, PageRequest, SqlTable
+from evtui.app.widgets.sample_columns import SampleLine, cell_name, sample_columns, sample_name
+from evtui.app.widgets.sql_table import PageRequest, SqlTable
 from evtui.app.widgets.status_line import StatusLine
-
-SCORE_WIDTH = 10
-METADATA_WIDTH = 14
-
-
-@dataclass(frozen=True)
-class SampleLine:
-    """One samples-table row: the store's SampleRow plus the chosen scorer's answer."""
-
-    row: Any  # queries.SampleRow
-    answer: str | None
-
 
 class SamplePageSource:
     """Pages or the count of a run's samples for SqlTable, made in the table's page or count thread
@@ -422,129 +408,3 @@ class SamplesScreen(Screen[None]):
         )
         db_path = self.app.db_path  # type: ignore[attr-defined]
         self.app.push_screen(SampleScreen(db_path, message.row.row.rowid, ordering, title=self.run_title))
-
-
-def cell_name(column: Column) -> str:
-    """What a column's cell is called in a sentence: `answer`, `match score`, `tokens`."""
-    if column.key.startswith("score:"):
-        return f"{column.key.removeprefix('score:')} score"
-    if column.key.startswith("metadata:"):
-        return f"metadata {column.key.removeprefix('metadata:')}"
-    return column.key
-
-
-def sample_name(line: SampleLine) -> str:
-    """`sample 3`, or `sample 3 epoch 2` past the first epoch."""
-    row = line.row
-    return f"sample {row.sample_id}" + (f" epoch {row.epoch}" if row.epoch != 1 else "")
-
-
-def sample_columns(scorers: list[str], answer_scorer: str | None, metadata_keys: list[str] | None = None) -> list[Column]:
-    """Id, epoch, one column per scorer, the answer of `answer_scorer`, the chosen metadata keys,
-    tokens, time, error. Metadata columns do not sort: no index orders a run by them."""
-    columns = [
-        Column("id", "Id", 12, lambda line: line.row.sample_id),
-        Column("epoch", "Ep", 4, lambda line: str(line.row.epoch), align="right"),
-    ]
-    for scorer in scorers:
-        columns.append(
-            Column(
-                f"score:{scorer}", scorer[:SCORE_WIDTH], SCORE_WIDTH, _score_cell(scorer), align="right",
-                full_text=_score_full_text(scorer),
-            )  # fmt: skip
-        )
-    if answer_scorer is not None:
-        columns.append(Column("answer", f"Answer ({answer_scorer})"[:24], 24, lambda line: line.answer or "", sortable=False))
-    for key in metadata_keys or []:
-        columns.append(
-            Column(
-                f"metadata:{key}", key[:METADATA_WIDTH], METADATA_WIDTH, _metadata_cell(key), sortable=False,
-                full_text=_metadata_full_text(key),
-            )  # fmt: skip
-        )
-    columns += [
-        Column(
-            "tokens", "Tokens", 8, lambda line: fmt.format_tokens(line.row.total_tokens), align="right",
-            full_text=lambda line: _tokens_full_text(line.row.total_tokens),
-        ),  # fmt: skip
-        Column("time", "Time", 7, lambda line: fmt.format_duration(line.row.total_time), align="right"),
-        Column("error", "Error", 40, _error_cell, full_text=_error_full_text),
-    ]
-    return columns
-
-
-def score_text(value: Any) -> str:
-    """A decoded score value as a short cell text: C, 0.75, {"a":1}; NaN reads `unscored`."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return "unscored" if math.isnan(value) else fmt.format_number(value, 3)
-    if isinstance(value, str | int):
-        return str(value)
-    return json.dumps(value, separators=(",", ":"), default=str)
-
-
-def _metadata_cell(key: str):
-    def cell(line: SampleLine) -> str:
-        return "–" if key not in line.row.metadata or line.row.metadata[key] is None else score_text(line.row.metadata[key])
-
-    return cell
-
-
-def _metadata_full_text(key: str):
-    def full_text(line: SampleLine) -> str:
-        """The whole value to copy: every digit of a number, a string as it is; empty when absent."""
-        value = line.row.metadata.get(key)
-        if value is None:
-            return ""
-        if isinstance(value, str):
-            return value
-        if isinstance(value, float):
-            return repr(value)
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-    return full_text
-
-
-def _score_cell(scorer: str):
-    def cell(line: SampleLine) -> tuple[str, str]:
-        score = line.row.scores.get(scorer)
-        if score is None or score.value is None:
-            return "–", "muted"
-        number = score.value_num
-        role = "muted" if number is None else "pass" if number >= 1 else "fail" if number <= 0 else "partial"
-        return score_text(score.value), role
-
-    return cell
-
-
-def _score_full_text(scorer: str):
-    def full_text(line: SampleLine) -> str:
-        score = line.row.scores.get(scorer)
-        value = None if score is None else score.value
-        if isinstance(value, float) and not math.isnan(value):
-            return repr(value)  # every digit, where the cell rounds
-        return score_text(value)
-
-    return full_text
-
-
-def _tokens_full_text(tokens: int | None) -> str:
-    return "–" if tokens is None else str(tokens)  # the cell abbreviates (12.3k)
-
-
-def _error_full_text(line: SampleLine) -> str:
-    """Every line of the error the row carries (the cell shows the first); else the limit hit."""
-    row = line.row
-    return row.error if row.error else _error_cell(line)[0]
-
-
-def _error_cell(line: SampleLine) -> tuple[str, str]:
-    row = line.row
-    if row.error:
-        return (row.error.strip().splitlines() or [row.error])[0], "fail"
-    if row.limit:
-        return f"limit: {row.limit}", "partial"
-    return "", ""
