@@ -273,3 +273,16 @@ def test_metadata_values_come_back_as_stored_for_any_key_name(tmp_path):
     row = q.page_samples(db, run_id, metadata_keys=list(odd) + ["category"], limit=2).rows
     assert row[0].metadata == odd | {"category": None}
     assert row[1].metadata == {key: None for key in odd} | {"category": "math"}
+
+
+def test_paging_a_filter_probes_its_index_seek_once_not_on_every_page(index, monkeypatch):
+    db, ids = index
+    monkeypatch.setattr(q_paging, "_probes", {})
+    recording = RecordingConnection(db.conn)
+    after = None
+    for _ in range(3):
+        page = q.page_samples(recording, ids["qa_match.eval"], filter='match == "I"', score_columns=["match"], limit=2, after=after)
+        after = page.next_after
+    probes = [sql for sql in recording.statements if sql.startswith("SELECT count(*) FROM (SELECT sample_rowid")]
+    pages = [sql for sql in recording.statements if sql.startswith("SELECT s.id, s.sample_id")]
+    assert len(pages) == 3 and len(probes) == 1
