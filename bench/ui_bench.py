@@ -160,6 +160,27 @@ async def wait_until(predicate, pilot, timeout: float = 30.0) -> None:
             table.render_line(y)
 
 
+async def open_view(app, pilot, run_id: int, **view):
+    """Push the samples screen of `run_id` with `view` (filter=, search=): (its table, seconds until
+    the matching rows are painted, seconds until the exact count is in)."""
+    from evtui.app.screens.samples import SamplesScreen
+    from evtui.app.widgets.sql_table import SqlTable
+
+    started = time.perf_counter()
+    app.push_screen(SamplesScreen(run_id, scorer="match", title="big", **view))
+    await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
+    table = app.screen.query_one(SqlTable)
+    await wait_until(lambda: table.visible_rows_ready, pilot, timeout=60)
+    rows_s = time.perf_counter() - started
+    await wait_until(lambda: not table.counting, pilot, timeout=60)
+    return table, rows_s, time.perf_counter() - started
+
+
+async def close_view(app, pilot) -> None:
+    app.pop_screen()
+    await pilot.pause()
+
+
 async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
     from evtui.app.app import EvtuiApp
     from evtui.app.screens.run import RunScreen
@@ -206,35 +227,20 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
 
             app.pop_screen()
             for text in FILTERS:
-                started = time.perf_counter()
-                app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", filter=text))
-                await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
-                table = app.screen.query_one(SqlTable)
-                await wait_until(lambda: table.visible_rows_ready, pilot, timeout=60)
-                timings[f"filter {text}"].append(time.perf_counter() - started)
-                await wait_until(lambda: not table.counting, pilot, timeout=60)
-                timings[f"count {text}"].append(time.perf_counter() - started)
+                table, rows_s, count_s = await open_view(app, pilot, big_run.id, filter=text)
+                timings[f"filter {text}"].append(rows_s)
+                timings[f"count {text}"].append(count_s)
                 if len(timings[f"count {text}"]) == 1:
                     print(f"  {text}: {table.row_count:,} of {big_run.samples_total:,} samples match")
-                app.pop_screen()
-                await pilot.pause()
+                await close_view(app, pilot)
 
-            started = time.perf_counter()  # full-text search (FTS5) over inputs and outputs
-            app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", search=SEARCH))
-            await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
-            table = app.screen.query_one(SqlTable)
-            await wait_until(lambda: table.visible_rows_ready, pilot, timeout=60)
-            timings["search"].append(time.perf_counter() - started)
-            await wait_until(lambda: not table.counting, pilot, timeout=60)
-            timings["search_count"].append(time.perf_counter() - started)
-            app.pop_screen()
-            await pilot.pause()
+            _, rows_s, count_s = await open_view(app, pilot, big_run.id, search=SEARCH)  # full-text search (FTS5)
+            timings["search"].append(rows_s)
+            timings["search_count"].append(count_s)
+            await close_view(app, pilot)
 
             # Paging a filtered view in another order than the index's (by tokens, descending).
-            app.push_screen(SamplesScreen(big_run.id, scorer="match", title="big", filter=FILTERS[0]))
-            await wait_until(lambda: isinstance(app.screen, SamplesScreen) and bool(app.screen.query(SqlTable)), pilot)
-            table = app.screen.query_one(SqlTable)
-            await wait_until(lambda: table.visible_rows_ready and not table.counting, pilot, timeout=60)
+            table, _, _ = await open_view(app, pilot, big_run.id, filter=FILTERS[0])
             table.set_sort("tokens", descending=True)
             await wait_until(lambda: table.visible_rows_ready and not table.loading_rows and not table.counting, pilot, timeout=60)
             for _ in range(10):
@@ -243,8 +249,7 @@ async def measure(db_path: Path, repeats: int) -> dict[str, list[float]]:
                 await wait_until(lambda: table.visible_rows_ready, pilot)
                 timings["sorted_page_down"].append(time.perf_counter() - started)
                 await wait_until(lambda: not table.loading_rows, pilot)
-            app.pop_screen()
-            await pilot.pause()
+            await close_view(app, pilot)
     return timings
 
 
