@@ -92,3 +92,14 @@ def test_default_path_is_under_the_run_directory(index):
     path = default_export_path(run_file(db, run_id), [logs], "json", now=0)
     assert path.parent == logs / ".evtui" / "exports"
     assert path.name.startswith("qa_match-") and path.suffix == ".json"
+
+
+def test_a_read_only_run_directory_exports_beside_its_index_in_the_user_cache(index, monkeypatch, tmp_path):
+    from evtui.store import location
+
+    db, run_id, logs = index
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(location, "_writable", lambda directory: False)  # as an installed package's demo runs
+    path = default_export_path(run_file(db, run_id), [logs], "csv", now=0)
+    assert path.parent == location.default_index_path(logs).parent / "exports"
+    assert (tmp_path / "cache") in path.parents and logs not in path.parents

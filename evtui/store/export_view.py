@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evtui.store.location import default_index_path
 from evtui.store.queries_runs import Db, conn_of
 from evtui.store.queries_samples import count_samples, page_samples
 from evtui.store.queries_ui import indexed_sample_count, score_answers
@@ -236,19 +237,18 @@ def _write(
 
 def default_table_export_path(roots: Sequence[Path], db_path: Path, name: str, format: str = "csv",
                               now: float | None = None) -> Path:  # fmt: skip
-    """`RUN_DIR/.evtui/exports/<name>-<timestamp>.<format>`: RUN_DIR is the first indexed directory
-    (else the index's folder)."""
+    """`<exports>/<name>-<timestamp>.<format>`, in the exports folder of the first indexed
+    directory (else beside the index)."""
     base = next((Path(root) for root in roots if Path(root).is_dir()), None)
-    folder = base / ".evtui" / "exports" if base is not None else Path(db_path).parent / "exports"
-    stem = re.sub(r"[^\w.-]+", "_", name) or "table"
-    return folder / f"{stem}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{format}"
+    folder = _exports_dir(base) if base is not None else Path(db_path).parent / "exports"
+    return folder / _file_name(name, "table", format, now)
 
 
 def default_export_path(
     run_path: str | Path, roots: Sequence[Path], format: str = "csv", now: float | None = None
 ) -> Path:
-    """`RUN_DIR/.evtui/exports/<run>-<timestamp>.<format>`: RUN_DIR is the root holding the run file
-    (else the file's folder); <run> is the file's name without its extension."""
+    """`<exports>/<run>-<timestamp>.<format>` in the exports folder of RUN_DIR, the root holding the
+    run file (else the file's folder); <run> is the file's name without its extension."""
     run_path = Path(run_path)
     run_dir = run_path.parent
     for root in roots:
@@ -256,9 +256,18 @@ def default_export_path(
         if root.is_dir() and (root == run_path.parent or root in run_path.parents):
             run_dir = root
             break
-    stem = re.sub(r"[^\w.-]+", "_", run_path.stem) or "run"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
-    return run_dir / ".evtui" / "exports" / f"{stem}-{stamp}.{format}"
+    return _exports_dir(run_dir) / _file_name(run_path.stem, "run", format, now)
+
+
+def _exports_dir(run_dir: Path) -> Path:
+    """Beside the run directory's index: RUN_DIR/.evtui/exports, or the user cache when RUN_DIR is
+    read-only (an installed package's demo runs, say), as store/location.py places the index."""
+    return default_index_path(run_dir).parent / "exports"
+
+
+def _file_name(name: str, fallback: str, format: str, now: float | None) -> str:
+    stem = re.sub(r"[^\w.-]+", "_", name) or fallback
+    return f"{stem}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{format}"
 
 
 def run_file(db: Db, run_id: int) -> str | None:
