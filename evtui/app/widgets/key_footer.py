@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
+
+
+# Below this width the keys are packed (compact) and the `^p palette` key is left out (ctrl+p
+# still opens it): at 80 columns the compare screen's eight keys were cut after `t`.
+NARROW_WIDTH = 100
 
 
 class KeyFooter(Footer):
@@ -25,10 +31,20 @@ class KeyFooter(Footer):
     _shown: Any = None  # what the last compose showed
 
     def _showing(self) -> Any:
-        return tuple(
+        keys = tuple(
             (binding.key, binding.key_display, binding.description, binding.show, enabled, tooltip)
             for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
         )
+        return keys, self.compact
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW_WIDTH
+        if narrow != self.compact:
+            self.compact = narrow
+            self.show_command_palette = not narrow
+            if self._bindings_ready and not self._rebuild_pending:
+                self._rebuild_pending = True
+                self.call_after_refresh(self._rebuild)
 
     def compose(self) -> ComposeResult:
         if self._bindings_ready:
