@@ -23,9 +23,12 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evtui.store.parquet_rows import ReaderRefused, adbc_columns, adbc_connect, sqlite3_columns
 
 if TYPE_CHECKING:  # not imported at run time: a worker process starts faster without it
     import sqlite_utils
@@ -244,16 +247,14 @@ def select_sql(table: str) -> str:
     return f"SELECT {', '.join(columns)} {_FROM[table]}"
 
 
-def _batches(conn, table: str, run_id: int, schema, pa, samples: _SampleIndex) -> Iterator[Any]:  # type: ignore[no-untyped-def]
-    """Record batches of `table` for one run. Reading samples fills `samples`; scores read it."""
+def _batches(conn, read_columns, table: str, run_id: int, schema, pa, samples: _SampleIndex) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    """Record batches of `table` for one run, its columns read by `read_columns` (parquet_rows).
+    Reading samples fills `samples`; scores read it."""
     columns = [column for column in _COLUMNS[table] if column.sql]
     lead = table in _LEAD
-    # The fetched tuples become one struct array in a single pass of pyarrow's converter (no
-    # Python transposition into columns: that cost as much as the conversion itself).
-    rows_type = pa.struct(([("lead", pa.int64())] if lead else []) + [(f"c{i}", _ROW_TYPES[c.type](pa)) for i, c in enumerate(columns)])
-    cursor = conn.execute(select_sql(table), (run_id,))
-    while rows := cursor.fetchmany(BATCH):
-        read = pa.array(rows, type=rows_type).flatten()
+    kinds = (["int64"] if lead else []) + [column.type for column in columns]
+    for read in read_columns(conn, select_sql(table), (run_id,), kinds, BATCH, pa):
+        read = list(read)
         leading = read.pop(0) if lead else None
         arrays = []
         for column, array in zip(columns, read, strict=True):
@@ -267,10 +268,6 @@ def _batches(conn, table: str, run_id: int, schema, pa, samples: _SampleIndex) -
         elif table == "scores":
             arrays = [*samples.take(leading.to_numpy(), pa), *arrays]
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-_ROW_TYPES = {"string": lambda pa: pa.string(), "int64": lambda pa: pa.int64(), "float64": lambda pa: pa.float64(),
-              "bool": lambda pa: pa.int8()}  # fmt: skip
 
 
 def _schema(table: str, pa):  # type: ignore[no-untyped-def]
@@ -309,13 +306,18 @@ def export_parquet(
     report = ParquetReport(out)
     keys = partition_keys(db, run_ids)
     staging = Path(tempfile.mkdtemp(prefix=".evtui-export-", dir=out))
-    try:
+    with ExitStack() as stack:
+        stack.callback(shutil.rmtree, staging, ignore_errors=True)
         count = workers if workers is not None else _default_workers(db, run_ids)
         path = _file_of(db)
         if count > 1 and path is not None and len(run_ids) > 1:
             done = _export_in_processes(path, run_ids, keys, staging, min(count, len(run_ids)))
         else:
-            done = ((run_id, _export_run(db.conn, run_id, keys[run_id], staging, pa)) for run_id in run_ids)
+            # The driver's own connection sees what is committed: not the caller's open transaction.
+            adbc = adbc_connect(path) if path is not None and not db.conn.in_transaction else None
+            if adbc is not None:
+                stack.callback(adbc.close)
+            done = ((run_id, _export_run(db.conn, adbc, run_id, keys[run_id], staging, pa)) for run_id in run_ids)
         for run_id, counts in done:
             report.runs, report.samples, report.scores = (a + b for a, b in zip((report.runs, report.samples, report.scores), counts))
             if on_run is not None:
@@ -327,8 +329,6 @@ def export_parquet(
                 if destination.exists():
                     shutil.rmtree(destination)
                 os.replace(partition, destination)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return report
 
 
@@ -375,15 +375,28 @@ _WORKER_CONNECTION: dict[str, Any] = {}
 def _export_run_in_worker(path: str, run_id: int, eval_id: str, staging: str) -> tuple[int, int, int]:
     import sqlite3
 
-    conn = _WORKER_CONNECTION.get(path)
-    if conn is None:
-        conn = _WORKER_CONNECTION[path] = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    return _export_run(conn, run_id, eval_id, Path(staging), _arrow())
+    connections = _WORKER_CONNECTION.get(path)
+    if connections is None:
+        connections = _WORKER_CONNECTION[path] = (
+            sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None), adbc_connect(path)
+        )
+    return _export_run(*connections, run_id, eval_id, Path(staging), _arrow())
 
 
-def _export_run(conn, run_id: int, eval_id: str, staging: Path, pa) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
-    """One run's three partitions written under `staging`; (runs, samples, scores) written."""
+def _export_run(conn, adbc, run_id: int, eval_id: str, staging: Path, pa) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """One run's three partitions written under `staging`; (runs, samples, scores) written.
+    Read by ADBC's driver when there is one (`adbc`), else (or when it refuses the run) by sqlite3."""
     folder = f"{PARTITION}={_segment(eval_id)}"
+    if adbc is not None:
+        try:
+            return _write_run(adbc, adbc_columns, run_id, staging, folder, pa)
+        except ReaderRefused:
+            for table in TABLES:
+                shutil.rmtree(staging / table / folder, ignore_errors=True)
+    return _write_run(conn, sqlite3_columns, run_id, staging, folder, pa)
+
+
+def _write_run(conn, read_columns, run_id: int, staging: Path, folder: str, pa) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     samples = _SampleIndex([], [], [])
     counts = []
     for table in TABLES:  # samples before scores: scores take their id and epoch from them
@@ -396,7 +409,7 @@ def _export_run(conn, run_id: int, eval_id: str, staging: Path, pa) -> tuple[int
             # read from SQLite meanwhile.
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-parquet") as writing:
                 pending = None
-                for batch in _batches(conn, table, run_id, schema, pa, samples):
+                for batch in _batches(conn, read_columns, table, run_id, schema, pa, samples):
                     if pending is not None:
                         pending.result()
                     pending = writing.submit(writer.write_batch, batch)
