@@ -22,7 +22,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,6 +311,7 @@ def export_parquet(
         stack.callback(shutil.rmtree, staging, ignore_errors=True)
         count = workers if workers is not None else _default_workers(db, run_ids)
         path = _file_of(db)
+        encoder = None
         if count > 1 and path is not None and len(run_ids) > 1:
             done = _export_in_processes(path, run_ids, keys, staging, min(count, len(run_ids)))
         else:
@@ -317,11 +319,15 @@ def export_parquet(
             adbc = adbc_connect(path) if path is not None and not db.conn.in_transaction else None
             if adbc is not None:
                 stack.callback(adbc.close)
-            done = ((run_id, _export_run(db.conn, adbc, run_id, keys[run_id], staging, pa)) for run_id in run_ids)
+            encoder = _Encoder()
+            stack.callback(encoder.close)
+            done = ((run_id, _export_run(db.conn, adbc, run_id, keys[run_id], staging, pa, encoder)) for run_id in run_ids)
         for run_id, counts in done:
             report.runs, report.samples, report.scores = (a + b for a, b in zip((report.runs, report.samples, report.scores), counts))
             if on_run is not None:
                 on_run(run_id)
+        if encoder is not None:
+            encoder.drain()
         for table in TABLES:
             (out / table).mkdir(exist_ok=True)
             for partition in sorted((staging / table).iterdir()):
@@ -369,34 +375,63 @@ def _export_in_processes(path: str, run_ids: Sequence[int], keys: dict[int, str]
             raise
 
 
-_WORKER_CONNECTION: dict[str, Any] = {}
+_WORKER_STATE: dict[str, Any] = {}
 
 
 def _export_run_in_worker(path: str, run_id: int, eval_id: str, staging: str) -> tuple[int, int, int]:
     import sqlite3
 
-    connections = _WORKER_CONNECTION.get(path)
-    if connections is None:
-        connections = _WORKER_CONNECTION[path] = (
-            sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None), adbc_connect(path)
-        )
-    return _export_run(*connections, run_id, eval_id, Path(staging), _arrow())
+    state = _WORKER_STATE.get(path)
+    if state is None:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        state = _WORKER_STATE[path] = (conn, adbc_connect(path), _Encoder())
+    conn, adbc, encoder = state
+    counts = _export_run(conn, adbc, run_id, eval_id, Path(staging), _arrow(), encoder)
+    encoder.drain()  # the run's files are whole when the parent hears of it
+    return counts
 
 
-def _export_run(conn, adbc, run_id: int, eval_id: str, staging: Path, pa) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
-    """One run's three partitions written under `staging`; (runs, samples, scores) written.
-    Read by ADBC's driver when there is one (`adbc`), else (or when it refuses the run) by sqlite3."""
+class _Encoder:
+    """One thread that encodes, compresses and writes Parquet (pyarrow, without the GIL) while the
+    next rows are read, across tables and runs: a run's table is mostly one batch, so a thread per
+    table would wait for each write before reading on. At most DEPTH batches wait for it."""
+
+    DEPTH = 2
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-parquet")
+        self._pending: deque[Future[Any]] = deque()
+
+    def submit(self, work: Callable[..., Any], *args: Any) -> None:
+        self._pending.append(self._pool.submit(work, *args))
+        while len(self._pending) > self.DEPTH:
+            self._pending.popleft().result()
+
+    def drain(self) -> None:
+        """Wait for everything submitted; raises the first failure."""
+        while self._pending:
+            self._pending.popleft().result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _export_run(conn, adbc, run_id: int, eval_id: str, staging: Path, pa, encoder: _Encoder) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """One run's three partitions written under `staging` (by `encoder`: drain it before reading
+    them); (runs, samples, scores) written. Read by ADBC's driver when there is one (`adbc`), else
+    (or when the driver refuses the run) by sqlite3."""
     folder = f"{PARTITION}={_segment(eval_id)}"
     if adbc is not None:
         try:
-            return _write_run(adbc, adbc_columns, run_id, staging, folder, pa)
+            return _write_run(adbc, adbc_columns, run_id, staging, folder, pa, encoder)
         except ReaderRefused:
+            encoder.drain()
             for table in TABLES:
                 shutil.rmtree(staging / table / folder, ignore_errors=True)
-    return _write_run(conn, sqlite3_columns, run_id, staging, folder, pa)
+    return _write_run(conn, sqlite3_columns, run_id, staging, folder, pa, encoder)
 
 
-def _write_run(conn, read_columns, run_id: int, staging: Path, folder: str, pa) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+def _write_run(conn, read_columns, run_id: int, staging: Path, folder: str, pa, encoder: _Encoder) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     samples = _SampleIndex([], [], [])
     counts = []
     for table in TABLES:  # samples before scores: scores take their id and epoch from them
@@ -404,18 +439,13 @@ def _write_run(conn, read_columns, run_id: int, staging: Path, folder: str, pa) 
         target = staging / table / folder
         target.mkdir(parents=True)
         rows = 0
-        with _writer(target / "part-0.parquet", schema) as writer:
-            # Encoding and compressing run in pyarrow without the GIL, so the next batch is
-            # read from SQLite meanwhile.
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-parquet") as writing:
-                pending = None
-                for batch in _batches(conn, read_columns, table, run_id, schema, pa, samples):
-                    if pending is not None:
-                        pending.result()
-                    pending = writing.submit(writer.write_batch, batch)
-                    rows += batch.num_rows
-                if pending is not None:
-                    pending.result()
+        writer = _writer(target / "part-0.parquet", schema)
+        try:
+            for batch in _batches(conn, read_columns, table, run_id, schema, pa, samples):
+                encoder.submit(writer.write_batch, batch)
+                rows += batch.num_rows
+        finally:
+            encoder.submit(writer.close)
         counts.append(rows)
     return counts[0], counts[1], counts[2]
 
