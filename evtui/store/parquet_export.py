@@ -404,12 +404,14 @@ class _Encoder:
 
     def submit(self, work: Callable[..., Any], *args: Any) -> None:
         self._pending.append(self._pool.submit(work, *args))
-        while len(self._pending) > self.DEPTH:
-            self._pending.popleft().result()
+        self.drain_to(self.DEPTH)
 
     def drain(self) -> None:
-        """Wait for everything submitted; raises the first failure."""
-        while self._pending:
+        self.drain_to(0)
+
+    def drain_to(self, depth: int) -> None:
+        """Wait until at most `depth` works are pending; raises the first failure."""
+        while len(self._pending) > depth:
             self._pending.popleft().result()
 
     def close(self) -> None:
