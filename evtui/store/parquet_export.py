@@ -9,8 +9,9 @@ Column names follow Inspect's `evals_df` / `samples_df` where they mean the same
 wide `score_<scorer>` columns: a directory of exports then shares one schema whatever scorers
 each run had.
 
-Rows are read from SQLite in batches and handed to pyarrow column by column, so memory stays
-flat at any run count. The export is written into a hidden folder inside OUT first; each run's
+Rows are read from SQLite in batches as Arrow columns (by ADBC's SQLite driver, or by Python's
+sqlite3 without it: parquet_rows.py), so memory stays flat at any run count; one thread encodes
+Parquet while the next rows are read. The export is written into a hidden folder inside OUT first; each run's
 partition then replaces the old one by a rename, so a reader never sees half a run.
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evtui.store.parquet_rows import ReaderRefused, adbc_columns, adbc_connect, sqlite3_columns
+from evtui.store.parquet_rows import ReaderRefused, adbc_columns, adbc_connect, adbc_installed, sqlite3_columns
 
 if TYPE_CHECKING:  # not imported at run time: a worker process starts faster without it
     import sqlite_utils
@@ -298,8 +299,9 @@ def export_parquet(
 
     A run exported before into the same `out` is replaced whole; other runs there are kept, so
     one folder can collect exports from many run directories. Raises MissingExtra without pyarrow.
-    Runs are written by `workers` processes (default: one per core for a big export, each with
-    its own connection to the index file), as SQLite reading and Arrow building hold one core each.
+    Runs are written by `workers` processes (default: see _default_workers; each with its own
+    connections to the index file). `on_run` hears of a run once its rows are read (in worker
+    processes: once its files are written); all are written when this returns.
     """
     pa = _arrow()
     out = Path(out)
@@ -339,16 +341,20 @@ def export_parquet(
 
 
 def _default_workers(db: sqlite_utils.Database, run_ids: Sequence[int]) -> int:
-    """One process per idle core for a big export. On a machine already busy the workers only
-    add their start-up (0.4 s of CPU each): at load 7 on 2 cores, two took longer than one."""
+    """Processes for a big export: one per idle core, or with ADBC's driver one per two idle cores
+    (a process then keeps about 1.3 cores busy: the driver reading on one thread, Parquet encoding
+    on the other), so an idle 2-core machine exports in one process. On a machine already busy the
+    workers only add their start-up (0.4 s of CPU each): at load 7 on 2 cores, two took longer than one."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     idle = cores - (os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0)
-    if idle < 1.5 or len(run_ids) < 2:
+    cores_per_process = 2 if adbc_installed() else 1
+    count = min(int((idle + 0.5) / cores_per_process), 4)
+    if count < 2 or len(run_ids) < 2:
         return 1
     rows = db.conn.execute(
         f"SELECT (SELECT count(*) FROM samples WHERE run_id IN ({','.join('?' * len(run_ids))})) * 3", list(run_ids)
     ).fetchone()[0]  # samples, and about two scores each: an estimate is enough here
-    return max(1, min(int(idle + 0.5), 4)) if rows >= PARALLEL_ROWS else 1
+    return count if rows >= PARALLEL_ROWS else 1
 
 
 def _file_of(db: sqlite_utils.Database) -> str | None:

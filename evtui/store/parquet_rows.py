@@ -45,6 +45,12 @@ def sqlite3_columns(conn, sql: str, params: Sequence[Any], kinds: Sequence[str],
         yield pa.array(rows, type=rows_type).flatten()
 
 
+def adbc_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("adbc_driver_sqlite") is not None
+
+
 def adbc_connect(path: str):  # type: ignore[no-untyped-def]
     """A read-only ADBC connection to the index file at `path`; None without the driver."""
     try:
