@@ -7,7 +7,9 @@ alone, its peak RSS by `os.wait4` (interpreter and pyarrow import included). The
 same SELECTs fetched by Python's sqlite3 and thrown away. A DuckDB query over the
 result checks that every score arrived.
 
-    python bench/parquet_bench.py [--quick]     # --quick: 100k scores
+    python bench/parquet_bench.py [--quick] [--workers=N] [--reader=sqlite3]
+        --quick: 100k scores; --workers=N: N processes (default: as the export decides);
+        --reader=sqlite3: as without ADBC's SQLite driver (it is blocked from importing)
 """
 
 from __future__ import annotations
@@ -77,8 +79,6 @@ import sys, time
 sys.path.insert(0, {root!r})
 from evtui.store.schema import connect
 from evtui.store import parquet_export as pe
-if {reader!r} == "sqlite3":
-    pe.adbc_connect = lambda path: None  # the reader without the driver
 db = connect({db!r})
 run_ids = [row[0] for row in db.conn.execute("SELECT id FROM runs ORDER BY id")]
 import resource
@@ -133,7 +133,7 @@ if adbc is not None:
                 pass
     adbc_floor = time.process_time() - adbc_floor
     adbc.close()
-reader = "adbc" if adbc is not None and {reader!r} != "sqlite3" else "sqlite3"
+reader = "adbc" if adbc is not None else "sqlite3"
 print(wall, cpu, floor, adbc_floor, workers_rss, *thread, encoder["waited"], *encoder["thread"], report.runs, report.samples, report.scores, reader)
 """
 
@@ -192,8 +192,14 @@ def main() -> int:
     workers = next((int(arg.split("=", 1)[1]) for arg in sys.argv if arg.startswith("--workers=")), None)
     reader = next((arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--reader=")), "auto")
     code = CHILD.format(root=str(ROOT), db=str(index), out=str(out), workers=workers, reader=reader)
+    env = dict(os.environ)
+    if reader == "sqlite3":  # the export as it runs without the driver, in worker processes too
+        blocker = OUT / "no-adbc" / "adbc_driver_sqlite"
+        blocker.mkdir(parents=True, exist_ok=True)
+        (blocker / "__init__.py").write_text("raise ImportError('blocked by parquet_bench.py --reader=sqlite3')\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker.parent), env.get("PYTHONPATH")]))
     load_before = os.getloadavg()[0]
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     sampled = _sample_tree_rss(process.pid)
     _pid, status, usage = os.wait4(process.pid, 0)
     sampled.stop.set()
@@ -218,7 +224,7 @@ def main() -> int:
 
     counted = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}/scores/*/*.parquet', hive_partitioning = true)").fetchall()[0][0]
     print(f"exported {n_runs} runs, {n_samples} samples, {n_scores} scores ({size_mb:.0f} MB of Parquet); DuckDB counts {counted} scores")
-    adbc_text = f", ADBC's driver into Arrow {adbc_floor:.2f}s" if adbc_floor >= 0 else ", ADBC's driver not installed"
+    adbc_text = f", ADBC's driver into Arrow {adbc_floor:.2f}s" if adbc_floor >= 0 else ", ADBC's driver not importable"
     print(f"reader: {reader_used}; load average before the export {load_before:.1f} on {os.cpu_count()} cores")
     print(f"export wall {seconds:.2f}s, CPU {export_cpu:.2f}s (all processes); floor (fetch of the same rows, one process, CPU): "
           f"sqlite3 into tuples {floor_cpu:.2f}s{adbc_text}; peak RSS {rss_mb:.0f} MB "

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # not imported at run time: a worker process starts faster wi
 PARTITION = "eval_id"
 BATCH = 65_536
 TABLES = ("runs", "samples", "scores")
-EXTRA_HINT = "Parquet export needs the optional extra: pip install 'evtui[parquet]' (pyarrow)"
+EXTRA_HINT = "Parquet export needs the optional extra: pip install 'evtui[parquet]' (pyarrow and ADBC's SQLite driver)"
 
 
 class MissingExtra(RuntimeError):
@@ -400,9 +400,10 @@ def _export_run_in_worker(path: str, run_id: int, eval_id: str, staging: str) ->
 class _Encoder:
     """One thread that encodes, compresses and writes Parquet (pyarrow, without the GIL) while the
     next rows are read, across tables and runs: a run's table is mostly one batch, so a thread per
-    table would wait for each write before reading on. At most DEPTH batches wait for it."""
+    table would wait for each write before reading on. At most DEPTH works (a batch, or closing a
+    file) wait for it: with 2 the reader still waited 0.1-0.4 s for it on 1M scores, with 4 0.01 s."""
 
-    DEPTH = 2
+    DEPTH = 4
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-parquet")

@@ -46,9 +46,11 @@ def sqlite3_columns(conn, sql: str, params: Sequence[Any], kinds: Sequence[str],
 
 
 def adbc_installed() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("adbc_driver_sqlite") is not None
+    try:
+        import adbc_driver_sqlite  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def adbc_connect(path: str):  # type: ignore[no-untyped-def]
