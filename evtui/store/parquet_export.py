@@ -11,8 +11,8 @@ each run had.
 
 Rows are read from SQLite in batches as Arrow columns (by ADBC's SQLite driver, or by Python's
 sqlite3 without it: parquet_rows.py), so memory stays flat at any run count; one thread encodes
-Parquet while the next rows are read. The export is written into a hidden folder inside OUT first; each run's
-partition then replaces the old one by a rename, so a reader never sees half a run.
+Parquet while the next rows are read. The export is written into a hidden folder inside OUT
+first; each run's partition then replaces the old one by a rename, so a reader never sees half a run.
 """
 
 from __future__ import annotations
