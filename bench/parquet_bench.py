@@ -7,7 +7,9 @@ alone, its peak RSS by `os.wait4` (interpreter and pyarrow import included). The
 same SELECTs fetched by Python's sqlite3 and thrown away. A DuckDB query over the
 result checks that every score arrived.
 
-    python bench/parquet_bench.py [--quick]     # --quick: 100k scores
+    python bench/parquet_bench.py [--quick] [--workers=N] [--reader=sqlite3]
+        --quick: 100k scores; --workers=N: N processes (default: as the export decides);
+        --reader=sqlite3: as without ADBC's SQLite driver (it is blocked from importing)
 """
 
 from __future__ import annotations
@@ -76,27 +78,63 @@ CHILD = """
 import sys, time
 sys.path.insert(0, {root!r})
 from evtui.store.schema import connect
-from evtui.store.parquet_export import export_parquet
+from evtui.store import parquet_export as pe
 db = connect({db!r})
 run_ids = [row[0] for row in db.conn.execute("SELECT id FROM runs ORDER BY id")]
 import resource
+
 def cpu_now():  # this process and its (waited-for) worker processes
     own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
-start, cpu = time.perf_counter(), cpu_now()
-report = export_parquet(db, run_ids, {out!r}, workers={workers!r})
+
+def schedstat():  # this thread: (seconds on a core, seconds ready but waiting for a core)
+    on_core, waiting, _slices = map(int, open("/proc/thread-self/schedstat").read().split())
+    return on_core / 1e9, waiting / 1e9
+
+# Where the export thread's wall time goes: on a core, waiting for a core that another process
+# holds (the machine's load), or neither (waiting for the encoder thread, I/O).
+encoder = {{"waited": 0.0, "thread": (0.0, 0.0)}}
+class TimedEncoder(pe._Encoder):
+    def drain_to(self, depth):
+        start = time.perf_counter()
+        try:
+            super().drain_to(depth)
+        finally:
+            encoder["waited"] += time.perf_counter() - start
+    def close(self):
+        encoder["thread"] = self._pool.submit(schedstat).result()
+        super().close()
+pe._Encoder = TimedEncoder
+start, cpu, thread = time.perf_counter(), cpu_now(), schedstat()
+report = pe.export_parquet(db, run_ids, {out!r}, workers={workers!r})
 wall, cpu = time.perf_counter() - start, cpu_now() - cpu
+thread = [after - before for after, before in zip(schedstat(), thread)]
 workers_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-# The floor: the same SELECTs fetched by sqlite3 into Python and dropped.
-from evtui.store import parquet_export as pe
+# The floors: the same SELECTs fetched by sqlite3 into Python tuples, and by ADBC's driver into
+# Arrow columns (when it is installed), and dropped.
+import pyarrow as pa
 floor = time.process_time()
 for table in pe.TABLES:
     sql = pe.select_sql(table)
     for run_id in run_ids:
         cursor = db.conn.execute(sql, (run_id,))
-        while cursor.fetchmany(65536):
+        while cursor.fetchmany(pe.BATCH):
             pass
-print(wall, cpu, time.process_time() - floor, workers_rss, report.runs, report.samples, report.scores)
+floor = time.process_time() - floor
+from evtui.store import parquet_rows
+adbc = parquet_rows.adbc_connect({db!r})
+adbc_floor = -1.0
+if adbc is not None:
+    adbc_floor = time.process_time()
+    for table in pe.TABLES:
+        kinds = (["int64"] if table in pe._LEAD else []) + [c.type for c in pe._COLUMNS[table] if c.sql]
+        for run_id in run_ids:
+            for _ in parquet_rows.adbc_columns(adbc, pe.select_sql(table), (run_id,), kinds, pe.BATCH, pa):
+                pass
+    adbc_floor = time.process_time() - adbc_floor
+    adbc.close()
+reader = "adbc" if adbc is not None else "sqlite3"
+print(wall, cpu, floor, adbc_floor, workers_rss, *thread, encoder["waited"], *encoder["thread"], report.runs, report.samples, report.scores, reader)
 """
 
 
@@ -152,19 +190,28 @@ def main() -> int:
     out = OUT / "parquet-export"
     shutil.rmtree(out, ignore_errors=True)
     workers = next((int(arg.split("=", 1)[1]) for arg in sys.argv if arg.startswith("--workers=")), None)
-    code = CHILD.format(root=str(ROOT), db=str(index), out=str(out), workers=workers)
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    reader = next((arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--reader=")), "auto")
+    code = CHILD.format(root=str(ROOT), db=str(index), out=str(out), workers=workers, reader=reader)
+    env = dict(os.environ)
+    if reader == "sqlite3":  # the export as it runs without the driver, in worker processes too
+        blocker = OUT / "no-adbc" / "adbc_driver_sqlite"
+        blocker.mkdir(parents=True, exist_ok=True)
+        (blocker / "__init__.py").write_text("raise ImportError('blocked by parquet_bench.py --reader=sqlite3')\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker.parent), env.get("PYTHONPATH")]))
+    load_before = os.getloadavg()[0]
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     sampled = _sample_tree_rss(process.pid)
     _pid, status, usage = os.wait4(process.pid, 0)
     sampled.stop.set()
     sampled.join()
     assert process.stdout is not None
     line = process.stdout.read().split()
-    if status != 0 or len(line) != 7:
+    if status != 0 or len(line) != 14:
         print(f"export FAILED (status {status})")
         return 1
-    seconds, export_cpu, floor_cpu, workers_mb = map(float, line[:4])
-    n_runs, n_samples, n_scores = map(int, line[4:])
+    seconds, export_cpu, floor_cpu, adbc_floor, workers_mb, on_core, for_a_core, encoder_waited, encoder_cpu, encoder_for_a_core = map(float, line[:10])
+    n_runs, n_samples, n_scores = map(int, line[10:13])
+    reader_used = line[13]
     workers_used = workers if workers is not None else (1 if workers_mb == 0 else 2)
     # What the export and its workers hold together at the worst moment (sampled every 10 ms);
     # the parent's peak plus the biggest worker's once per worker bounds it from above.
@@ -177,10 +224,16 @@ def main() -> int:
 
     counted = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}/scores/*/*.parquet', hive_partitioning = true)").fetchall()[0][0]
     print(f"exported {n_runs} runs, {n_samples} samples, {n_scores} scores ({size_mb:.0f} MB of Parquet); DuckDB counts {counted} scores")
-    print(f"export wall {seconds:.2f}s, CPU {export_cpu:.2f}s (all processes); floor (sqlite3 fetch of the same rows, one process) "
-          f"CPU {floor_cpu:.2f}s, export / floor {export_cpu / floor_cpu:.2f}x; peak RSS {rss_mb:.0f} MB "
+    adbc_text = f", ADBC's driver into Arrow {adbc_floor:.2f}s" if adbc_floor >= 0 else ", ADBC's driver not importable"
+    print(f"reader: {reader_used}; load average before the export {load_before:.1f} on {os.cpu_count()} cores")
+    print(f"export wall {seconds:.2f}s, CPU {export_cpu:.2f}s (all processes); floor (fetch of the same rows, one process, CPU): "
+          f"sqlite3 into tuples {floor_cpu:.2f}s{adbc_text}; peak RSS {rss_mb:.0f} MB "
           f"(all processes together, sampled; export process {usage.ru_maxrss / 1024:.0f} MB, biggest worker {workers_mb:.0f} MB, "
           f"their sum bounding it {bound_mb:.0f} MB; CPU incl. start-up and floor {cpu:.2f}s)")
+    if workers_used == 1:
+        print(f"export thread: wall {seconds:.2f}s = on a core {on_core:.2f}s + waiting for a core (other processes) {for_a_core:.2f}s "
+              f"+ waiting otherwise {seconds - on_core - for_a_core:.2f}s (blocked on the encoder thread {encoder_waited:.2f}s, its wait for a core included); "
+              f"encoder thread: on a core {encoder_cpu:.2f}s, waiting for a core {encoder_for_a_core:.2f}s")
     # The target is the time a user waits (wall). On this shared 2-core machine wall time is 2-4x
     # what an idle one shows, so CPU per core is printed beside it: CPU / min(workers, 2) is the
     # wall an idle 2-core machine would show once the work is split.
