@@ -8,10 +8,12 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
+import orjson
 import pytest
 
 from evtui.readers import detect, harbor
 from evtui.readers.base import ReaderError
+from evtui.records import SampleRecord
 from evtui.scoring.evsys.metrics import compute as evsys_compute
 from evtui.store.ingest import ingest_paths
 
@@ -292,3 +294,21 @@ def test_a_job_with_two_evals_keys_keeps_them_apart() -> None:
         ("oracle__adhoc/hello-pass", 1), ("oracle__adhoc/wrong-answer", 1),
         ("scripted__fake/scripted-1__adhoc/hello-pass", 1), ("scripted__fake/scripted-1__adhoc/wrong-answer", 1),
     ]
+
+
+@pytest.mark.parametrize("job", [BINARY, MULTI, JOBS / "two-agents", "int-cost"], ids=str)
+def test_trial_records_hold_what_validation_would_make(job: Path | str, tmp_path: Path) -> None:
+    """Trials are built unvalidated (for ingest speed): each record equals its validated copy,
+    value types included (a cost written as 0 is 0.0, as a validated Usage makes it)."""
+    if job == "int-cost":
+        job = tmp_path / "multi-key"
+        shutil.copytree(MULTI, job)
+        trial = _trial(job, "hello-pass") / "result.json"
+        result = json.loads(trial.read_text())
+        result["agent_result"]["cost_usd"] = 0
+        trial.write_text(json.dumps(result))
+    samples = _read(job)[1]
+    assert samples
+    for sample in samples:
+        validated = SampleRecord.model_validate(sample.model_dump())
+        assert orjson.dumps(sample.model_dump()) == orjson.dumps(validated.model_dump())

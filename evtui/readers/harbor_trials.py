@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evtui.readers.inspect_common import build
 from evtui.readers.run_folder import load_json, load_object, mapping, number, seconds_between, text_tail, whole
 from evtui.records import SampleRecord, ScoreRecord, Usage
 
@@ -81,21 +82,17 @@ def sample(
     if trajectory_note:
         metadata["transcript"] = trajectory_note
     phases = metadata["phases"]
-    return SampleRecord(
-        sample_id=sample_id,
-        epoch=epoch,
-        input=input_text or None,
-        input_text=input_text,
-        output_text=output_text,
-        messages=messages,
-        metadata={k: v for k, v in metadata.items() if v is not None},
-        usage=_usage(result, agent_result, phases.get("agent_execution")),
-        error=error,
-        limit=_TIME_LIMITS.get(exception.get("exception_type") or ""),
-        completed=result.get("finished_at") is not None,
-        scores=_scores(result, reward_keys, verifier_stdout, exception),
-        detail_ref=name,
-    )
+    # Built unvalidated, as the Inspect readers do (validation was a fifth of a trial's cost):
+    # every value below already has its field's type.
+    return build(SampleRecord, {
+        "sample_id": sample_id, "epoch": epoch, "input_text": input_text, "input": input_text or None,
+        "target": [], "choices": None, "output_text": output_text, "messages": messages,
+        "metadata": {k: v for k, v in metadata.items() if v is not None},
+        "usage": _usage(result, agent_result, phases.get("agent_execution")),
+        "error": error, "limit": _TIME_LIMITS.get(exception.get("exception_type") or ""),
+        "completed": result.get("finished_at") is not None,
+        "scores": _scores(result, reward_keys, verifier_stdout, exception), "detail_ref": name,
+    })  # fmt: skip
 
 
 def running_sample(folder: Path, sample_id: str, epoch: int) -> SampleRecord:
@@ -153,7 +150,7 @@ def _scores(
     for key in keys:
         value = number(rewards.get(key))
         if value is not None:
-            scores.append(ScoreRecord(scorer=key, value=value, explanation=stdout, metadata={"recorded": True}))
+            scores.append(_score(key, value, stdout, True))
             continue
         if not rewards:
             why = "the verifier gave no reward"
@@ -163,23 +160,28 @@ def _scores(
             why = f"the reward is not a number: {rewards[key]!r}"
         else:
             why = f"this trial's rewards have no {key!r} key"
-        scores.append(ScoreRecord(
-            scorer=key, value=0, explanation=f"{why}; Harbor's metrics count it as 0",
-            metadata={"recorded": False},
-        ))  # fmt: skip
+        scores.append(_score(key, 0, f"{why}; Harbor's metrics count it as 0", False))
     return scores
+
+
+def _score(scorer: str, value: float | int, explanation: str | None, recorded: bool) -> ScoreRecord:
+    return build(ScoreRecord, {
+        "scorer": scorer, "value": value, "answer": None, "explanation": explanation, "reason": None,
+        "metadata": {"recorded": recorded}, "history": [], "source": "log",
+    })  # fmt: skip
 
 
 def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: float | None) -> Usage:
     inp, out = whole(agent_result.get("n_input_tokens")), whole(agent_result.get("n_output_tokens"))
-    return Usage(
-        input_tokens=inp,  # Harbor's n_input_tokens includes the cached tokens
-        output_tokens=out,
-        total_tokens=None if inp is None and out is None else (inp or 0) + (out or 0),
-        cost=number(agent_result.get("cost_usd")),
-        total_time=seconds_between(result.get("started_at"), result.get("finished_at")),
-        working_time=agent_seconds,
-    )
+    cost = number(agent_result.get("cost_usd"))
+    return build(Usage, {
+        "input_tokens": inp,  # Harbor's n_input_tokens includes the cached tokens
+        "output_tokens": out,
+        "total_tokens": None if inp is None and out is None else (inp or 0) + (out or 0),
+        "cost": None if cost is None else float(cost),  # as Usage's validation would make it
+        "total_time": seconds_between(result.get("started_at"), result.get("finished_at")),
+        "working_time": agent_seconds,
+    })
 
 
 def _phase_seconds(phase: Any) -> float | None:
