@@ -42,7 +42,7 @@ def evals_key(result: dict[str, Any]) -> str:
     return f"{name}__{model}__{dataset}" if model else f"{name}__{dataset}"
 
 
-def read_trial(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+def read_trial(folder: str | Path) -> tuple[dict[str, Any] | None, str | None]:
     """The trial's result.json, or (None, None) while it runs, or (None, problem)."""
     return load_object(f"{os.fspath(folder)}/{RESULT}", "Harbor trial result", missing_ok=True)
 
@@ -76,7 +76,7 @@ def sample(
         "evals_key": evals_key(result),
         "started_at": result.get("started_at"),
         "exception_type": exception.get("exception_type"),
-        "phases": {p: _phase_seconds(result.get(p)) for p in _PHASES if result.get(p) is not None},
+        "phases": _phases(result),
         "cache_tokens": whole(agent_result.get("n_cache_tokens")),
     }
     if trajectory_note:
@@ -95,28 +95,27 @@ def sample(
     })  # fmt: skip
 
 
-def running_sample(folder: Path, sample_id: str, epoch: int) -> SampleRecord:
+def running_sample(folder: str, sample_id: str, epoch: int) -> SampleRecord:
     """A trial folder without result.json: Harbor is still running it."""
+    name = os.path.basename(folder)
     return SampleRecord(
-        sample_id=sample_id,
-        epoch=epoch,
-        metadata={"trial_name": folder.name, "running": True},
-        completed=False,
-        detail_ref=folder.name,
+        sample_id=sample_id, epoch=epoch, metadata={"trial_name": name, "running": True}, completed=False,
+        detail_ref=name,
     )
 
 
-def broken_sample(folder: Path, sample_id: str, epoch: int, problem: str) -> SampleRecord:
+def broken_sample(folder: str, sample_id: str, epoch: int, problem: str) -> SampleRecord:
     """A trial whose result.json cannot be read: shown, with the problem, and not scored."""
+    name = os.path.basename(folder)
     return SampleRecord(
-        sample_id=sample_id, epoch=epoch, metadata={"trial_name": folder.name}, error=problem,
-        completed=False, detail_ref=folder.name,
+        sample_id=sample_id, epoch=epoch, metadata={"trial_name": name}, error=problem, completed=False,
+        detail_ref=name,
     )
 
 
-def task_of_folder(folder: Path) -> str:
+def task_of_folder(folder: str) -> str:
     """The task name a trial folder is named after (`<task>__<7 random chars>`)."""
-    name = folder.name
+    name = os.path.basename(folder)
     return name.rsplit("__", 1)[0] if "__" in name else name
 
 
@@ -184,9 +183,15 @@ def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: 
     })
 
 
-def _phase_seconds(phase: Any) -> float | None:
-    phase = mapping(phase)
-    return seconds_between(phase.get("started_at"), phase.get("finished_at"))
+def _phases(result: dict[str, Any]) -> dict[str, float | None]:
+    """Seconds of each phase the trial went through (None when its times are unreadable)."""
+    phases = {}
+    for name in _PHASES:
+        phase = result.get(name)
+        if phase is not None:
+            phase = mapping(phase)
+            phases[name] = seconds_between(phase.get("started_at"), phase.get("finished_at"))
+    return phases
 
 
 def _transcript(folder: str) -> tuple[list[dict[str, Any]], str | None]:

@@ -109,6 +109,8 @@ def text_tail(path: str | Path, limit: int = TEXT_TAIL) -> str | None:
         return None
     try:
         want = min(os.fstat(fd).st_size, limit * 4)
+        if want == 0:
+            return ""  # (an oracle's log often is: no read)
         if want == limit * 4:
             os.lseek(fd, -want, os.SEEK_END)
         raw = os.read(fd, want + 1)
