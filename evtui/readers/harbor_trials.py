@@ -53,8 +53,10 @@ def sample(
     sample_id: str,
     epoch: int,
     reward_keys: list[str],
+    trial_key: str | None = None,
 ) -> SampleRecord:
-    """A finished (or failed) trial. `reward_keys`: every reward key seen in the job's evals."""
+    """A finished (or failed) trial. `reward_keys`: every reward key seen in the job's evals;
+    `trial_key`: its evals key, kept in its metadata (None where the run's metadata names it)."""
     folder = os.fspath(folder)  # joined several times below: strings, not Paths
     name = os.path.basename(folder)
     exception = mapping(result.get("exception_info"))
@@ -69,11 +71,11 @@ def sample(
     if exception:
         error = f"{exception.get('exception_type') or 'Exception'}: {exception.get('exception_message') or ''}".strip()
     # Few top-level keys: the store indexes each one per sample (for filters and groups), and
-    # what is the same for every trial of an eval (agent, version, model) is in the run's
-    # metadata; the whole result.json is in the drill-down.
+    # what is the same for every trial of an eval (agent, version, model, the evals key) is in
+    # the run's metadata; the whole result.json is in the drill-down.
     metadata: dict[str, Any] = {
         "trial_name": result.get("trial_name") or name,
-        "evals_key": evals_key(result),
+        "evals_key": trial_key,
         "started_at": result.get("started_at"),
         "exception_type": exception.get("exception_type"),
         "phases": _phases(result),
