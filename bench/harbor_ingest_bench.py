@@ -135,7 +135,8 @@ def main() -> int:
         print(f"    reader alone (records + rows, no SQL): cpu {reader:6.1f} µs/sample, {reader / inspect_reader:.2f}x"
               " Inspect's reader", flush=True)
     ratio = ratios["harbor job, oracle trials"]
-    print(f"target: oracle-trial job CPU per sample <= 1.0x Inspect's: {ratio:.2f}x {'PASS' if ratio <= 1.0 else 'MISS'}")
+    verdict = "PASS" if ratio <= 1.0 else "MISS"
+    print(f"target: oracle-trial job CPU per sample <= 1.0x Inspect's: {ratio:.2f}x {verdict}")
     print(f"load average while measuring: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
           f" (wall times are only comparable on a quiet machine)")
     return 0

@@ -104,7 +104,9 @@ def read(path: Path) -> RunRead:
         warnings.append(f"{path}: {missing}")
     if len(evals) == 1:
         run.metadata["evals_key"] = next(iter(evals))
-    samples = _samples(folders, reward_keys, run.metadata.get("evals_key"), multi_eval=len(evals) > 1, warnings=warnings)
+    samples = _samples(
+        folders, reward_keys, run.metadata.get("evals_key"), multi_eval=len(evals) > 1, warnings=warnings
+    )
     return RunRead(run=run, samples=samples, warnings=warnings)
 
 
