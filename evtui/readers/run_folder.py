@@ -137,22 +137,13 @@ def seconds_between(start: Any, end: Any) -> float | None:
 
     Harbor writes job times without a zone and trial times with `Z`; both sides of one
     difference always come from the same writer, so the zone is dropped when only one has it."""
-    try:  # (not via parse_time: 5 differences per trial, 10k trials)
+    try:
         first, last = datetime.fromisoformat(start), datetime.fromisoformat(end)  # >= 3.11 reads a Z
     except (TypeError, ValueError):
         return None
     if (first.tzinfo is None) != (last.tzinfo is None):
         first, last = first.replace(tzinfo=None), last.replace(tzinfo=None)
     return (last - first).total_seconds()
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)  # Python >= 3.11 reads a trailing Z
-    except ValueError:
-        return None
 
 
 def mapping(value: Any) -> dict[str, Any]:
