@@ -8,10 +8,12 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
+import orjson
 import pytest
 
 from evtui.readers import detect, harbor
 from evtui.readers.base import ReaderError
+from evtui.records import SampleRecord
 from evtui.scoring.evsys.metrics import compute as evsys_compute
 from evtui.store.ingest import ingest_paths
 
@@ -98,7 +100,7 @@ def test_per_sample_scores_give_harbors_numbers_with_evtui_metrics() -> None:
 
 
 def test_trial_fields_rewards_exception_and_verifier_output() -> None:
-    _, samples = _read(BINARY)
+    read, samples = _read(BINARY)
     by_trial = {s.metadata["trial_name"]: s for s in samples}
     passed = by_trial[_trial(BINARY, "hello-pass").name]
     result = json.loads((_trial(BINARY, "hello-pass") / "result.json").read_text())
@@ -106,7 +108,8 @@ def test_trial_fields_rewards_exception_and_verifier_output() -> None:
     [reward] = passed.scores
     assert (reward.scorer, reward.value, reward.metadata["recorded"]) == ("reward", 1.0, True)
     assert "PASSED test_hello" in reward.explanation  # the verifier's stdout
-    assert passed.metadata["evals_key"] == "oracle__adhoc"
+    # The evals key is the same for every trial of the run: the run names it, not each sample.
+    assert read.run.metadata["evals_key"] == "oracle__adhoc" and "evals_key" not in passed.metadata
     assert passed.usage.total_time == pytest.approx(
         (_time(result["finished_at"]) - _time(result["started_at"])), abs=1e-6
     )
@@ -292,3 +295,31 @@ def test_a_job_with_two_evals_keys_keeps_them_apart() -> None:
         ("oracle__adhoc/hello-pass", 1), ("oracle__adhoc/wrong-answer", 1),
         ("scripted__fake/scripted-1__adhoc/hello-pass", 1), ("scripted__fake/scripted-1__adhoc/wrong-answer", 1),
     ]
+
+
+@pytest.mark.parametrize("job", [BINARY, MULTI, JOBS / "two-agents", "int-cost"], ids=str)
+def test_trial_records_hold_what_validation_would_make(job: Path | str, tmp_path: Path) -> None:
+    """Trials are built unvalidated (for ingest speed): each record equals its validated copy,
+    value types included (a cost written as 0 is 0.0, as a validated Usage makes it)."""
+    if job == "int-cost":
+        job = tmp_path / "multi-key"
+        shutil.copytree(MULTI, job)
+        trial = _trial(job, "hello-pass") / "result.json"
+        result = json.loads(trial.read_text())
+        result["agent_result"]["cost_usd"] = 0
+        trial.write_text(json.dumps(result))
+    samples = _read(job)[1]
+    assert samples
+    for sample in samples:
+        validated = SampleRecord.model_validate(sample.model_dump())
+        assert orjson.dumps(sample.model_dump()) == orjson.dumps(validated.model_dump())
+
+
+def test_a_job_read_as_one_run_names_each_trials_evals_key() -> None:
+    """The whole job of two agents as one run (harbor.read): samples of both evals keys, each
+    naming its key, since the run's metadata cannot."""
+    read, samples = _read(JOBS / "two-agents")
+    assert "evals_key" not in read.run.metadata
+    keys = {s.metadata["evals_key"] for s in samples if s.completed}
+    assert keys == set(EXPECTED["two-agents"]["stats"]["evals"])
+    assert all(s.sample_id.startswith(f"{s.metadata['evals_key']}/") for s in samples if s.completed)

@@ -88,7 +88,7 @@ def test_a_job_of_two_agents_is_a_run_per_evals_key_with_harbors_numbers(tmp_pat
                 [run.id],
             ).fetchall()
             assert {row[1] for row in rows} == trials
-            assert {row[2] for row in rows} == {key}
+            assert {row[2] for row in rows} == {None}  # the run names the key (below), not each sample
             assert {row[0] for row in rows} == {"hello-pass", "wrong-answer"}
             assert run.samples_indexed == stats["n_trials"]
             assert get_run(db, run.id).metadata["evals_key"] == key

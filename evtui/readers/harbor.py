@@ -102,7 +102,11 @@ def read(path: Path) -> RunRead:
     if missing:
         run.metadata["missing"] = missing
         warnings.append(f"{path}: {missing}")
-    samples = _samples(folders, reward_keys, multi_eval=len(evals) > 1, warnings=warnings)
+    if len(evals) == 1:
+        run.metadata["evals_key"] = next(iter(evals))
+    samples = _samples(
+        folders, reward_keys, run.metadata.get("evals_key"), multi_eval=len(evals) > 1, warnings=warnings
+    )
     return RunRead(run=run, samples=samples, warnings=warnings)
 
 
@@ -119,7 +123,7 @@ def read_parts(path: Path) -> list[RunRead]:
 
 
 def _part(
-    whole_job: RunRead, key: str, folders: list[Path], owners: dict[str, str], found_keys: dict[str, str]
+    whole_job: RunRead, key: str, folders: list[str], owners: dict[str, str], found_keys: dict[str, str]
 ) -> RunRead:
     job = whole_job.run
     agent, model, dataset = _split_key(key)
@@ -134,21 +138,21 @@ def _part(
         metadata={**job.metadata, "evals_key": key, "job_evals": list(job.metadata["evals"]),
                   "evals": {key: job.metadata["evals"][key]}},
     )  # fmt: skip
-    mine = [f for f in folders if owners.get(f.name) in (key, None)]  # listed under another key: not read
+    mine = [f for f in folders if owners.get(os.path.basename(f)) in (key, None)]  # listed under another key: not read
     samples = _part_samples(run, key, mine, owners, found_keys, list(job.config.get("reward_keys") or []), warnings)
     return RunRead(run=run, samples=samples, warnings=warnings, part=key)
 
 
 def _part_samples(
-    run: RunRecord, key: str, folders: list[Path], owners: dict[str, str], found_keys: dict[str, str],
+    run: RunRecord, key: str, folders: list[str], owners: dict[str, str], found_keys: dict[str, str],
     reward_keys: list[str], warnings: list[str],
 ) -> Iterator[SampleRecord]:
     """The key's trials; a trial Harbor does not list (running, or without a reward) is read to
     find its key. Usage and counts of the part are the sum of its trials'."""
     usage, total, completed = Usage(), 0, 0
-    for sample in _samples(folders, reward_keys, multi_eval=False, warnings=warnings):
+    for trial_key, sample in _trials(folders, reward_keys, key, multi_eval=False, warnings=warnings):
         folder = sample.detail_ref or ""
-        owner = owners.get(folder) or found_keys.get(folder) or sample.metadata.get("evals_key")
+        owner = owners.get(folder) or found_keys.get(folder) or trial_key
         if owner is None:
             owner = found_keys.setdefault(folder, key)  # running or unreadable: with the first part that sees it
         if owner != key:
@@ -193,8 +197,9 @@ def load_sample_detail(path: Path, detail_ref: str, part: str = "") -> dict:
     return detail
 
 
-def _trial_folders(job_dir: Path) -> list[Path]:
-    """Trial folders in creation order: their config.json's mtime (written once, at the start)."""
+def _trial_folders(job_dir: Path) -> list[str]:
+    """Trial folders (paths as strings: 10k per job make pathlib's cost show) in creation
+    order: their config.json's mtime (written once, at the start), then name."""
     found = []
     try:
         entries = list(os.scandir(job_dir))
@@ -204,36 +209,48 @@ def _trial_folders(job_dir: Path) -> list[Path]:
         if not entry.is_dir() or entry.name.startswith("."):
             continue
         try:
-            created = os.stat(os.path.join(entry.path, "config.json")).st_mtime_ns
+            created = os.stat(f"{entry.path}/config.json").st_mtime_ns
         except OSError:
             try:
                 created = entry.stat().st_mtime_ns
             except OSError:
                 continue
-        found.append((created, entry.name))
-    return [job_dir / name for _, name in sorted(found)]
+        found.append((created, entry.name, entry.path))
+    found.sort()
+    return [folder for _, _, folder in found]
 
 
 def _samples(
-    folders: list[Path], reward_keys: list[str], *, multi_eval: bool, warnings: list[str]
+    folders: list[str], reward_keys: list[str], run_key: str | None, *, multi_eval: bool, warnings: list[str]
 ) -> Iterator[SampleRecord]:
+    for _, sample in _trials(folders, reward_keys, run_key, multi_eval=multi_eval, warnings=warnings):
+        yield sample
+
+
+def _trials(
+    folders: list[str], reward_keys: list[str], run_key: str | None, *, multi_eval: bool, warnings: list[str]
+) -> Iterator[tuple[str | None, SampleRecord]]:
+    """Each trial's evals key (None without a readable result) and sample. A sample's metadata
+    names its evals key only where the run's (`run_key`) is not it: what is the same for every
+    sample of a run is in the run's metadata (and each metadata key costs the index a row)."""
     epochs: dict[str, int] = {}
     for folder in folders:
         result, problem = trials.read_trial(folder)
+        key = trials.evals_key(result) if result is not None else None
         task = str(result.get("task_name") or trials.task_of_folder(folder)) if result else trials.task_of_folder(folder)
-        if multi_eval and result is not None:
-            task = f"{trials.evals_key(result)}/{task}"
+        if multi_eval and key is not None:
+            task = f"{key}/{task}"
         epochs[task] = epochs.get(task, 0) + 1
         if problem is not None:
             warnings.append(f"{problem}; the trial is shown unscored")
-            yield trials.broken_sample(folder, task, epochs[task], problem)
+            yield key, trials.broken_sample(folder, task, epochs[task], problem)
         elif result is None:
-            if not (folder / "config.json").exists():
+            if not os.path.exists(f"{folder}/config.json"):
                 epochs[task] -= 1
                 continue  # not a trial folder
-            yield trials.running_sample(folder, task, epochs[task])
+            yield key, trials.running_sample(folder, task, epochs[task])
         else:
-            yield trials.sample(folder, result, task, epochs[task], reward_keys)
+            yield key, trials.sample(folder, result, task, epochs[task], reward_keys, None if key == run_key else key)
 
 
 def _usage(stats: dict[str, Any]) -> Usage:

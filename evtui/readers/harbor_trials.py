@@ -15,9 +15,11 @@ Harbor's numbers; its metadata says `recorded: false` and the explanation says w
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evtui.readers.inspect_common import build
 from evtui.readers.run_folder import load_json, load_object, mapping, number, seconds_between, text_tail, whole
 from evtui.records import SampleRecord, ScoreRecord, Usage
 
@@ -30,6 +32,7 @@ VERIFIER_STDOUT = "verifier/test-stdout.txt"
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _TIME_LIMITS = {"AgentTimeoutError": "time", "VerifierTimeoutError": "time", "AgentSetupTimeoutError": "time"}
 _ROLES = {"user": "user", "agent": "assistant", "system": "system"}
+_time = datetime.fromisoformat  # Python >= 3.11 reads Harbor's trailing Z
 
 
 def evals_key(result: dict[str, Any]) -> str:
@@ -41,7 +44,7 @@ def evals_key(result: dict[str, Any]) -> str:
     return f"{name}__{model}__{dataset}" if model else f"{name}__{dataset}"
 
 
-def read_trial(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+def read_trial(folder: str | Path) -> tuple[dict[str, Any] | None, str | None]:
     """The trial's result.json, or (None, None) while it runs, or (None, problem)."""
     return load_object(f"{os.fspath(folder)}/{RESULT}", "Harbor trial result", missing_ok=True)
 
@@ -52,8 +55,10 @@ def sample(
     sample_id: str,
     epoch: int,
     reward_keys: list[str],
+    trial_key: str | None = None,
 ) -> SampleRecord:
-    """A finished (or failed) trial. `reward_keys`: every reward key seen in the job's evals."""
+    """A finished (or failed) trial. `reward_keys`: every reward key seen in the job's evals;
+    `trial_key`: its evals key, kept in its metadata (None where the run's metadata names it)."""
     folder = os.fspath(folder)  # joined several times below: strings, not Paths
     name = os.path.basename(folder)
     exception = mapping(result.get("exception_info"))
@@ -68,58 +73,53 @@ def sample(
     if exception:
         error = f"{exception.get('exception_type') or 'Exception'}: {exception.get('exception_message') or ''}".strip()
     # Few top-level keys: the store indexes each one per sample (for filters and groups), and
-    # what is the same for every trial of an eval (agent, version, model) is in the run's
-    # metadata; the whole result.json is in the drill-down.
+    # what is the same for every trial of an eval (agent, version, model, the evals key) is in
+    # the run's metadata; the whole result.json is in the drill-down.
     metadata: dict[str, Any] = {
         "trial_name": result.get("trial_name") or name,
-        "evals_key": evals_key(result),
+        "evals_key": trial_key,
         "started_at": result.get("started_at"),
         "exception_type": exception.get("exception_type"),
-        "phases": {p: _phase_seconds(result.get(p)) for p in _PHASES if result.get(p) is not None},
+        "phases": _phases(result),
         "cache_tokens": whole(agent_result.get("n_cache_tokens")),
     }
     if trajectory_note:
         metadata["transcript"] = trajectory_note
     phases = metadata["phases"]
+    # Built unvalidated, as the Inspect readers do (validation was a fifth of a trial's cost):
+    # every value below already has its field's type.
+    return build(SampleRecord, {
+        "sample_id": sample_id, "epoch": epoch, "input_text": input_text, "input": input_text or None,
+        "target": [], "choices": None, "output_text": output_text, "messages": messages,
+        "metadata": {k: v for k, v in metadata.items() if v is not None},
+        "usage": _usage(result, agent_result, phases.get("agent_execution")),
+        "error": error, "limit": _TIME_LIMITS.get(exception.get("exception_type") or ""),
+        "completed": result.get("finished_at") is not None,
+        "scores": _scores(result, reward_keys, verifier_stdout, exception), "detail_ref": name,
+    })  # fmt: skip
+
+
+def running_sample(folder: str, sample_id: str, epoch: int) -> SampleRecord:
+    """A trial folder without result.json: Harbor is still running it."""
+    name = os.path.basename(folder)
     return SampleRecord(
-        sample_id=sample_id,
-        epoch=epoch,
-        input=input_text or None,
-        input_text=input_text,
-        output_text=output_text,
-        messages=messages,
-        metadata={k: v for k, v in metadata.items() if v is not None},
-        usage=_usage(result, agent_result, phases.get("agent_execution")),
-        error=error,
-        limit=_TIME_LIMITS.get(exception.get("exception_type") or ""),
-        completed=result.get("finished_at") is not None,
-        scores=_scores(result, reward_keys, verifier_stdout, exception),
+        sample_id=sample_id, epoch=epoch, metadata={"trial_name": name, "running": True}, completed=False,
         detail_ref=name,
     )
 
 
-def running_sample(folder: Path, sample_id: str, epoch: int) -> SampleRecord:
-    """A trial folder without result.json: Harbor is still running it."""
-    return SampleRecord(
-        sample_id=sample_id,
-        epoch=epoch,
-        metadata={"trial_name": folder.name, "running": True},
-        completed=False,
-        detail_ref=folder.name,
-    )
-
-
-def broken_sample(folder: Path, sample_id: str, epoch: int, problem: str) -> SampleRecord:
+def broken_sample(folder: str, sample_id: str, epoch: int, problem: str) -> SampleRecord:
     """A trial whose result.json cannot be read: shown, with the problem, and not scored."""
+    name = os.path.basename(folder)
     return SampleRecord(
-        sample_id=sample_id, epoch=epoch, metadata={"trial_name": folder.name}, error=problem,
-        completed=False, detail_ref=folder.name,
+        sample_id=sample_id, epoch=epoch, metadata={"trial_name": name}, error=problem, completed=False,
+        detail_ref=name,
     )
 
 
-def task_of_folder(folder: Path) -> str:
+def task_of_folder(folder: str) -> str:
     """The task name a trial folder is named after (`<task>__<7 random chars>`)."""
-    name = folder.name
+    name = os.path.basename(folder)
     return name.rsplit("__", 1)[0] if "__" in name else name
 
 
@@ -153,7 +153,7 @@ def _scores(
     for key in keys:
         value = number(rewards.get(key))
         if value is not None:
-            scores.append(ScoreRecord(scorer=key, value=value, explanation=stdout, metadata={"recorded": True}))
+            scores.append(_score(key, value, stdout, True))
             continue
         if not rewards:
             why = "the verifier gave no reward"
@@ -163,28 +163,43 @@ def _scores(
             why = f"the reward is not a number: {rewards[key]!r}"
         else:
             why = f"this trial's rewards have no {key!r} key"
-        scores.append(ScoreRecord(
-            scorer=key, value=0, explanation=f"{why}; Harbor's metrics count it as 0",
-            metadata={"recorded": False},
-        ))  # fmt: skip
+        scores.append(_score(key, 0, f"{why}; Harbor's metrics count it as 0", False))
     return scores
+
+
+def _score(scorer: str, value: float | int, explanation: str | None, recorded: bool) -> ScoreRecord:
+    return build(ScoreRecord, {
+        "scorer": scorer, "value": value, "answer": None, "explanation": explanation, "reason": None,
+        "metadata": {"recorded": recorded}, "history": [], "source": "log",
+    })  # fmt: skip
 
 
 def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: float | None) -> Usage:
     inp, out = whole(agent_result.get("n_input_tokens")), whole(agent_result.get("n_output_tokens"))
-    return Usage(
-        input_tokens=inp,  # Harbor's n_input_tokens includes the cached tokens
-        output_tokens=out,
-        total_tokens=None if inp is None and out is None else (inp or 0) + (out or 0),
-        cost=number(agent_result.get("cost_usd")),
-        total_time=seconds_between(result.get("started_at"), result.get("finished_at")),
-        working_time=agent_seconds,
-    )
+    cost = number(agent_result.get("cost_usd"))
+    return build(Usage, {
+        "input_tokens": inp,  # Harbor's n_input_tokens includes the cached tokens
+        "output_tokens": out,
+        "total_tokens": None if inp is None and out is None else (inp or 0) + (out or 0),
+        "cost": None if cost is None else float(cost),  # as Usage's validation would make it
+        "total_time": seconds_between(result.get("started_at"), result.get("finished_at")),
+        "working_time": agent_seconds,
+    })
 
 
-def _phase_seconds(phase: Any) -> float | None:
-    phase = mapping(phase)
-    return seconds_between(phase.get("started_at"), phase.get("finished_at"))
+def _phases(result: dict[str, Any]) -> dict[str, float | None]:
+    """Seconds of each phase the trial went through (None when its times are unreadable)."""
+    phases = {}
+    for name in _PHASES:
+        phase = result.get(name)
+        if phase is None:
+            continue
+        try:  # Harbor's shape, without seconds_between's layers (4 phases × 10k trials)
+            phases[name] = (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
+        except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
+            phase = mapping(phase)
+            phases[name] = seconds_between(phase.get("started_at"), phase.get("finished_at"))
+    return phases
 
 
 def _transcript(folder: str) -> tuple[list[dict[str, Any]], str | None]:
