@@ -141,22 +141,21 @@ def _side(db: Any, run_id: int, scorer: str, results: Sequence[Any], cluster_col
     return RunSide(run_id, ids, values, reducer, metric, unscored, interval, scores.dict_valued, scores.sources, clusters, rows)
 
 
-def _line_up(db: Any, side_a: RunSide, side_b: RunSide) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """The rows of A and B that are the same sample (A's order), and how many are only in A, only in B."""
+def _line_up(db: Any, side_a: RunSide, side_b: RunSide) -> tuple[np.ndarray | None, np.ndarray | None, int, int]:
+    """The rows of A and B that are the same sample (A's order; None and None: row i of A is row
+    i of B), and how many are only in A, only in B."""
     from evtui.store.queries.compare import same_samples, sample_ids_of
 
     if side_a.rows is not None and side_b.rows is not None and same_samples(db, side_a.rows, side_b.rows):
         offsets_a, offsets_b = side_a.rows.rowid_offsets, side_b.rows.rowid_offsets
         if np.array_equal(offsets_a, offsets_b):
-            index = np.arange(len(offsets_a))
-            return index, index, 0, 0
+            return None, None, 0, 0
         _, index_a, index_b = np.intersect1d(offsets_a, offsets_b, assume_unique=True, return_indices=True)
         return index_a, index_b, len(offsets_a) - len(index_a), len(offsets_b) - len(index_a)
     ids_a = side_a.sample_ids if side_a.sample_ids is not None else sample_ids_of(db, side_a.rows)
     ids_b = side_b.sample_ids if side_b.sample_ids is not None else sample_ids_of(db, side_b.rows)
     if len(ids_a) == len(ids_b) and bool((ids_a == ids_b).all()):
-        index = np.arange(len(ids_a))
-        return index, index, 0, 0
+        return None, None, 0, 0
     position_b = {sample_id: i for i, sample_id in enumerate(ids_b.tolist())}
     matched = [(i, position_b[s]) for i, s in enumerate(ids_a.tolist()) if s in position_b]
     index_a = np.array([m[0] for m in matched], dtype=np.int64)
@@ -183,12 +182,15 @@ def _pair(db: Any, scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: s
     if side_a.reducer != side_b.reducer:
         warnings.append(f"epochs reduced differently: {side_a.reducer or 'mean'} (A) vs {side_b.reducer or 'mean'} (B)")
     index_a, index_b, only_a, only_b = _line_up(db, side_a, side_b)
-    matched_any = len(index_a) > 0
-    a, b = side_a.values[index_a], side_b.values[index_b]
+    if index_a is None or index_b is None:
+        a, b = side_a.values, side_b.values
+    else:
+        a, b = side_a.values[index_a], side_b.values[index_b]
+    matched_any = len(a) > 0
     scored = ~np.isnan(a) & ~np.isnan(b)
     if not scored.all():
         a, b = a[scored], b[scored]
-        index_a, index_b = index_a[scored], index_b[scored]
+        index_a, index_b = (index_a[scored], index_b[scored]) if index_a is not None and index_b is not None else (np.flatnonzero(scored),) * 2
     base.update(only_a=only_a, only_b=only_b, n_paired=len(a))
     if not len(a):
         why = "no shared samples" if not matched_any else "no sample is scored in both runs"
@@ -197,7 +199,7 @@ def _pair(db: Any, scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: s
         warnings.append(f"different sample sets: {only_a:,} only in A, {only_b:,} only in B (the difference uses the {len(a):,} in both)")
     labels = None
     if cluster_key and side_a.clusters is not None:
-        labels = side_a.clusters.codes[index_a]
+        labels = side_a.clusters.codes if index_a is None else side_a.clusters.codes[index_a]
         missing = int(np.count_nonzero(labels < 0))
         if missing:
             return PairComparison(**base, result=None, warnings=tuple(warnings), message=(
@@ -206,13 +208,16 @@ def _pair(db: Any, scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: s
             in_a = {value: code for code, value in enumerate(side_a.clusters.values)}
             # B's codes in A's numbering (-2: a value A never has); -1 stays "none".
             mapping = np.array([in_a.get(value, -2) for value in side_b.clusters.values] + [-1], dtype=np.int64)
-            differ = int(np.count_nonzero(mapping[side_b.clusters.codes[index_b]] != labels))
+            codes_b = side_b.clusters.codes if index_b is None else side_b.clusters.codes[index_b]
+            differ = int(np.count_nonzero(mapping[codes_b] != labels))
             if differ:
                 warnings.append(f"{differ:,} samples have a different metadata.{cluster_key} in B (A's is used)")
     result = paired_difference(a, b, labels)
     binary = result.test == "mcnemar_exact"
-    a_wins = index_a[np.flatnonzero((a > b) if not binary else ((a == 1) & (b == 0)))[:DISCORDANT_LIMIT]]
-    b_wins = index_a[np.flatnonzero((b > a) if not binary else ((a == 0) & (b == 1)))[:DISCORDANT_LIMIT]]
+    a_wins = np.flatnonzero((a > b) if not binary else ((a == 1) & (b == 0)))[:DISCORDANT_LIMIT]
+    b_wins = np.flatnonzero((b > a) if not binary else ((a == 0) & (b == 1)))[:DISCORDANT_LIMIT]
+    if index_a is not None:
+        a_wins, b_wins = index_a[a_wins], index_a[b_wins]
     return PairComparison(
         **base, result=result, warnings=tuple(warnings),
         a_right_b_wrong=_ids_at(db, side_a, a_wins), b_right_a_wrong=_ids_at(db, side_a, b_wins),

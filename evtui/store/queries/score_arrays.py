@@ -36,6 +36,8 @@ _CODE = (
 )
 _OTHER = "CASE WHEN value_num NOT IN (0, 1) THEN quote(value_num) END"  # NULL rows are skipped by group_concat
 _WHERE = "WHERE sc.sample_rowid BETWEEN ? AND ? AND sc.scorer = ?"
+_CODE_VALUES = np.full(256, math.nan)  # a code's value; `x` rows are filled from their numbers
+_CODE_VALUES[ord("0")], _CODE_VALUES[ord("1")] = 0.0, 1.0
 
 
 @dataclass(frozen=True)
@@ -89,18 +91,16 @@ def effective_column(conn: sqlite3.Connection, scorer: str, low: int, high: int,
         return EffectiveColumn(np.full(size, math.nan), np.zeros(size, dtype=bool), 0)
     codes = np.frombuffer(codes_text.encode("ascii"), dtype=np.uint8)
     rows = len(codes)
-    row_values = np.full(rows, math.nan)
-    row_values[codes == ord("1")] = 1.0
-    row_values[codes == ord("0")] = 0.0
-    other = codes == ord("x")
-    others = int(np.count_nonzero(other))
+    row_values = _CODE_VALUES[codes]
+    counts = np.bincount(codes, minlength=256)
+    others = int(counts[ord("x")])
     if others:  # a second scan, only for scores other than 0 and 1, in the same order
         (others_text,) = conn.execute(
             f"SELECT group_concat(number) FROM ({_rows_sql(conn, f'{_OTHER} AS number', one_layer)})", params
         ).fetchone()
-        row_values[other] = _numbers(others_text, others)
+        row_values[codes == ord("x")] = _numbers(others_text, others)
     if one_layer and rows == size:
-        return EffectiveColumn(row_values, None, int(np.count_nonzero(codes == ord("d"))))
+        return EffectiveColumn(row_values, None, int(counts[ord("d")]))
     if offsets_text is None:
         (offsets_text,) = conn.execute(
             f"SELECT group_concat(position) FROM ({_rows_sql(conn, f'sc.sample_rowid - {int(low)} AS position', True)})", params
