@@ -131,3 +131,79 @@ def test_dict_valued_and_unscored_scores(tmp_path, monkeypatch):
         assert dict_scorers, "the dict_unscored fixture has a dict-valued scorer"
     finally:
         db.conn.close()
+
+
+# ---------------------------------------------------------------------------- pairing two runs
+
+
+def by_id(db, run_id: int, scorer: str) -> dict[str, float]:
+    """The effective value of each scored sample by id (one epoch each), from reference() above."""
+    ids, _, values, _ = reference(db, run_id, scorer)
+    return dict(zip(ids, values.tolist()))
+
+
+def assert_paired_as_by_id(db, pair, scorer: str) -> None:
+    """The comparison's pairing is the pairing by sample id, whichever way it lined the runs up."""
+    a, b = by_id(db, pair.a, scorer), by_id(db, pair.b, scorer)
+    shared = [s for s in a if s in b and not math.isnan(a[s]) and not math.isnan(b[s])]
+    assert (pair.only_a, pair.only_b) == (len(set(a) - set(b)), len(set(b) - set(a)))
+    assert pair.n_paired == pair.result.n == len(shared)
+    values_a, values_b = np.array([a[s] for s in shared]), np.array([b[s] for s in shared])
+    assert pair.result.difference == pytest.approx(float(np.mean(values_b - values_a)), rel=1e-12)
+    assert pair.result.stderr == pytest.approx(float(np.std(values_b - values_a, ddof=1) / math.sqrt(len(shared))), rel=1e-12)
+    assert list(pair.a_right_b_wrong) == [s for s in shared if a[s] > b[s]]
+    assert list(pair.b_right_a_wrong) == [s for s in shared if b[s] > a[s]]
+
+
+def test_runs_with_the_same_samples_pair_by_position_and_a_reordered_run_by_id(tmp_path):
+    """Two runs of the same samples in the same order pair by rowid position without reading
+    their ids (one join of their sample rows says they are the same); the same samples in
+    another order are paired by id."""
+    from evtui.scoring.compare import compare_runs
+    from evtui.store.queries.score_arrays import same_sample_keys, sample_range
+
+    _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval")
+    runs = _runs(index)
+    alpha, beta = runs["pair_alpha.eval"], runs["pair_beta.eval"]
+    db = connect(index)
+    try:
+        assert same_sample_keys(db.conn, sample_range(db.conn, alpha), sample_range(db.conn, beta))
+        (pair,) = compare_runs(index, [alpha, beta], scorer="match").pairs
+        assert pair.side_a.sample_ids is None and pair.side_b.sample_ids is None  # not read
+        assert pair.a_right_b_wrong and pair.b_right_a_wrong
+        assert_paired_as_by_id(db, pair, "match")
+        # beta lists item-00 and item-01 the other way round (a shuffled dataset): its scores move with them
+        first, second = (row[0] for row in db.conn.execute(
+            "SELECT id FROM samples WHERE run_id = ? AND sample_id IN ('item-00', 'item-01') ORDER BY id", (beta,)))  # fmt: skip
+        with db.conn:
+            db.conn.execute("UPDATE samples SET sample_id = 'swap' WHERE id = ?", (first,))
+            db.conn.execute("UPDATE samples SET sample_id = 'item-00' WHERE id = ?", (second,))
+            db.conn.execute("UPDATE samples SET sample_id = 'item-01' WHERE id = ?", (first,))
+        assert not same_sample_keys(db.conn, sample_range(db.conn, alpha), sample_range(db.conn, beta))
+        assert by_id(db, beta, "match") != by_id(db, alpha, "match")
+        for scorer in ("match", "overlap"):
+            (pair,) = compare_runs(index, [alpha, beta], scorer=scorer).pairs
+            assert_paired_as_by_id(db, pair, scorer)
+    finally:
+        db.conn.close()
+
+
+def test_a_scorer_on_part_of_a_run_pairs_the_samples_both_have(tmp_path):
+    """A job scored 7 of alpha's samples with `includes` and all of beta's: the comparison is over
+    those 7 (the runs line up by position, the scored rows are intersected), 23 only in B."""
+    from evtui.scoring.compare import compare_runs
+
+    _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval")
+    runs = _runs(index)
+    alpha, beta = runs["pair_alpha.eval"], runs["pair_beta.eval"]
+    some = ScoringJobConfig(scorers=["includes()"], subset=SampleSubset(kind="random", n=7, seed=3))
+    assert run_job(index, some, [alpha]).status == "done"
+    assert run_job(index, ScoringJobConfig(scorers=["includes()"]), [beta]).status == "done"
+    db = connect(index)
+    try:
+        for order in ([alpha, beta], [beta, alpha]):
+            (pair,) = compare_runs(index, order, scorer="includes").pairs
+            assert pair.n_paired == 7 and {pair.only_a, pair.only_b} == {0, 23}
+            assert_paired_as_by_id(db, pair, "includes")
+    finally:
+        db.conn.close()
