@@ -70,7 +70,10 @@ def _score_id(db, run_id: int, scorer: str, sample_id: str, epoch: int = 1) -> i
     ).fetchone()[0]
 
 
-def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_path, monkeypatch):
+@pytest.mark.parametrize("effective_index", [True, False], ids=["scores_effective", "without_scores_effective"])
+def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_path, monkeypatch, effective_index):
+    """Also without the scores_effective index (a later schema may drop it to make writes
+    cheaper): the read then sorts each sample's scores itself."""
     _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval", "compare/pair_gamma.eval")
     runs = _runs(index)
     alpha, beta, gamma = runs["pair_alpha.eval"], runs["pair_beta.eval"], runs["pair_gamma.eval"]
@@ -82,6 +85,8 @@ def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_pat
         add_human_edit(db, _score_id(db, alpha, "match", "item-00"), "I", reason="copied", author="rev")
         add_human_edit(db, _score_id(db, gamma, "overlap", "item-03", 2), 0.25, reason="partly right", author="rev")
         assert db.conn.execute("SELECT max(epoch) FROM samples WHERE run_id = ?", (gamma,)).fetchone()[0] == 2
+        if not effective_index:
+            db.conn.execute("DROP INDEX scores_effective")
         for run_id in (alpha, beta, gamma):
             for scorer in ("match", "overlap"):
                 assert_fast_read_is_the_effective_score(db, run_id, scorer, monkeypatch)
@@ -91,7 +96,8 @@ def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_pat
         db.conn.close()
 
 
-def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, monkeypatch):
+@pytest.mark.parametrize("effective_index", [True, False], ids=["scores_effective", "without_scores_effective"])
+def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, monkeypatch, effective_index):
     logs, index = index_copy(tmp_path, "inspect/model_graded.eval")
     (run_id,) = _runs(index).values()
     with GraderServer() as server:
@@ -105,6 +111,8 @@ def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, mo
             "SELECT count(*) FROM scores WHERE run_id = ? AND source = 'job' AND value_num IS NULL", (run_id,)
         ).fetchone()[0]
         assert unscored == 2
+        if not effective_index:
+            db.conn.execute("DROP INDEX scores_effective")
         assert_fast_read_is_the_effective_score(db, run_id, "model_graded_qa", monkeypatch)
         log_values = dict(db.conn.execute(
             "SELECT sample_rowid, value_num FROM scores WHERE run_id = ? AND source = 'log'", (run_id,)).fetchall())  # fmt: skip
