@@ -171,7 +171,7 @@ def main() -> None:
         db = connect(path)
         cells = timed("matrix", lambda: matrix(db, list(range(3, 203))))
         db.conn.close()
-    # The comparison's steps, one after the other on one connection as compare_runs takes them:
+    # The comparison's steps one after the other on one connection (compare_runs reads B on a second thread):
     # each run's read, then the pairing (lining the runs up, the statistics, the discordant ids).
     # CPU time is what the other helpers' load cannot inflate.
     from evtui.scoring.compare import _pair, _side
@@ -202,7 +202,7 @@ def main() -> None:
         print(f"{name:<13} wall median {median:.3f} s  min {min(values):.3f} s  CPU median {statistics.median(cpu[name]):.3f} s"
               f"  (n={len(values)}){verdict}")  # fmt: skip
     steps = sum(statistics.median(cpu[name]) for name in ("read run 1", "read run 2", "pair"))
-    print(f"the steps in CPU seconds (read A + read B + pairing, one thread): {steps:.3f} s"
+    print(f"the steps in CPU seconds (read A + read B + pairing; compare_runs reads B on a second thread): {steps:.3f} s"
           f"  target ≤ 1.0 s: {steps:.2f}×; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")  # fmt: skip
 
 if __name__ == "__main__":
