@@ -190,7 +190,10 @@ def _pair(db: Any, scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: s
     scored = ~np.isnan(a) & ~np.isnan(b)
     if not scored.all():
         a, b = a[scored], b[scored]
-        index_a, index_b = (index_a[scored], index_b[scored]) if index_a is not None and index_b is not None else (np.flatnonzero(scored),) * 2
+        if index_a is None or index_b is None:
+            index_a = index_b = np.flatnonzero(scored)
+        else:
+            index_a, index_b = index_a[scored], index_b[scored]
     base.update(only_a=only_a, only_b=only_b, n_paired=len(a))
     if not len(a):
         why = "no shared samples" if not matched_any else "no sample is scored in both runs"

@@ -79,7 +79,8 @@ def effective_column(conn: sqlite3.Connection, scorer: str, low: int, high: int,
     size = high - low + 1
     params = (low, high, scorer)
     if one_layer:
-        (codes_text,) = conn.execute(f"SELECT group_concat(code, '') FROM ({_rows_sql(conn, f'{_CODE} AS code', True)})", params).fetchone()
+        sql = f"SELECT group_concat(code, '') FROM ({_rows_sql(conn, f'{_CODE} AS code', True)})"
+        (codes_text,) = conn.execute(sql, params).fetchone()
         offsets_text = None
     else:
         codes_text, offsets_text = conn.execute(
