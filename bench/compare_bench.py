@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -170,8 +171,9 @@ def main() -> None:
         db = connect(path)
         cells = timed("matrix", lambda: matrix(db, list(range(3, 203))))
         db.conn.close()
-    # The critical path on an idle 2-core machine: the slower of the two reads (one thread each),
-    # then the pairing on the main thread. CPU time is what the other helpers' load cannot inflate.
+    # The comparison's steps one after the other on one connection (compare_runs reads B on a second thread):
+    # each run's read, then the pairing (lining the runs up, the statistics, the discordant ids).
+    # CPU time is what the other helpers' load cannot inflate.
     from evtui.scoring.compare import _pair, _side
     from evtui.store import queries
 
@@ -181,9 +183,9 @@ def main() -> None:
     for run_id in (1, 2):
         for _ in range(args.repeats):
             sides[run_id] = timed(f"read run {run_id}", lambda: _side(db, run_id, "match", results[run_id], None))  # noqa: B023
-    db.conn.close()
     for _ in range(args.repeats):
-        timed("pair", lambda: _pair("match", sides[1], sides[2], None))
+        timed("pair", lambda: _pair(db, "match", sides[1], sides[2], None))
+    db.conn.close()
     timings["matrix screen"] = matrix_screen_seconds(path, args.repeats)
     cpu["matrix screen"] = [math.nan]
     pair = report.pairs[0]
@@ -199,10 +201,9 @@ def main() -> None:
             + ("" if math.isnan(cpu_median) else f", CPU {cpu_median / target:.2f}× ({'ok' if cpu_median <= target else 'MISSED'})"))  # fmt: skip
         print(f"{name:<13} wall median {median:.3f} s  min {min(values):.3f} s  CPU median {statistics.median(cpu[name]):.3f} s"
               f"  (n={len(values)}){verdict}")  # fmt: skip
-    critical = max(statistics.median(cpu["read run 1"]), statistics.median(cpu["read run 2"])) + statistics.median(cpu["pair"])
-    print(f"critical path in CPU seconds (slower read + pairing; the two reads run on two threads): {critical:.3f} s"
-          f"  target ≤ 1.0 s: {critical:.2f}× ({'ok' if critical <= 1.0 else 'MISSED'})")  # fmt: skip
-
+    steps = sum(statistics.median(cpu[name]) for name in ("read run 1", "read run 2", "pair"))
+    print(f"the steps in CPU seconds (read A + read B + pairing; compare_runs reads B on a second thread): {steps:.3f} s"
+          f"  target ≤ 1.0 s: {steps:.2f}×; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")  # fmt: skip
 
 if __name__ == "__main__":
     main()

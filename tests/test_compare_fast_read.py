@@ -70,7 +70,10 @@ def _score_id(db, run_id: int, scorer: str, sample_id: str, epoch: int = 1) -> i
     ).fetchone()[0]
 
 
-def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_path, monkeypatch):
+@pytest.mark.parametrize("effective_index", [True, False], ids=["scores_effective", "without_scores_effective"])
+def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_path, monkeypatch, effective_index):
+    """Also without the scores_effective index (a later schema may drop it to make writes
+    cheaper): the read then sorts each sample's scores itself."""
     _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval", "compare/pair_gamma.eval")
     runs = _runs(index)
     alpha, beta, gamma = runs["pair_alpha.eval"], runs["pair_beta.eval"], runs["pair_gamma.eval"]
@@ -82,6 +85,8 @@ def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_pat
         add_human_edit(db, _score_id(db, alpha, "match", "item-00"), "I", reason="copied", author="rev")
         add_human_edit(db, _score_id(db, gamma, "overlap", "item-03", 2), 0.25, reason="partly right", author="rev")
         assert db.conn.execute("SELECT max(epoch) FROM samples WHERE run_id = ?", (gamma,)).fetchone()[0] == 2
+        if not effective_index:
+            db.conn.execute("DROP INDEX scores_effective")
         for run_id in (alpha, beta, gamma):
             for scorer in ("match", "overlap"):
                 assert_fast_read_is_the_effective_score(db, run_id, scorer, monkeypatch)
@@ -91,7 +96,8 @@ def test_epochs_partial_jobs_and_a_review_read_as_the_store_defines_them(tmp_pat
         db.conn.close()
 
 
-def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, monkeypatch):
+@pytest.mark.parametrize("effective_index", [True, False], ids=["scores_effective", "without_scores_effective"])
+def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, monkeypatch, effective_index):
     logs, index = index_copy(tmp_path, "inspect/model_graded.eval")
     (run_id,) = _runs(index).values()
     with GraderServer() as server:
@@ -105,6 +111,8 @@ def test_a_failed_graders_unscored_scores_never_hide_the_logs_grade(tmp_path, mo
             "SELECT count(*) FROM scores WHERE run_id = ? AND source = 'job' AND value_num IS NULL", (run_id,)
         ).fetchone()[0]
         assert unscored == 2
+        if not effective_index:
+            db.conn.execute("DROP INDEX scores_effective")
         assert_fast_read_is_the_effective_score(db, run_id, "model_graded_qa", monkeypatch)
         log_values = dict(db.conn.execute(
             "SELECT sample_rowid, value_num FROM scores WHERE run_id = ? AND source = 'log'", (run_id,)).fetchall())  # fmt: skip
@@ -129,5 +137,81 @@ def test_dict_valued_and_unscored_scores(tmp_path, monkeypatch):
             assert_fast_read_is_the_effective_score(db, run_id, scorer, monkeypatch)
         dict_scorers = [s for r, s in pairs if run_scores(db, r, s).dict_valued]
         assert dict_scorers, "the dict_unscored fixture has a dict-valued scorer"
+    finally:
+        db.conn.close()
+
+
+# ---------------------------------------------------------------------------- pairing two runs
+
+
+def by_id(db, run_id: int, scorer: str) -> dict[str, float]:
+    """The effective value of each scored sample by id (one epoch each), from reference() above."""
+    ids, _, values, _ = reference(db, run_id, scorer)
+    return dict(zip(ids, values.tolist()))
+
+
+def assert_paired_as_by_id(db, pair, scorer: str) -> None:
+    """The comparison's pairing is the pairing by sample id, whichever way it lined the runs up."""
+    a, b = by_id(db, pair.a, scorer), by_id(db, pair.b, scorer)
+    shared = [s for s in a if s in b and not math.isnan(a[s]) and not math.isnan(b[s])]
+    assert (pair.only_a, pair.only_b) == (len(set(a) - set(b)), len(set(b) - set(a)))
+    assert pair.n_paired == pair.result.n == len(shared)
+    values_a, values_b = np.array([a[s] for s in shared]), np.array([b[s] for s in shared])
+    assert pair.result.difference == pytest.approx(float(np.mean(values_b - values_a)), rel=1e-12)
+    assert pair.result.stderr == pytest.approx(float(np.std(values_b - values_a, ddof=1) / math.sqrt(len(shared))), rel=1e-12)
+    assert list(pair.a_right_b_wrong) == [s for s in shared if a[s] > b[s]]
+    assert list(pair.b_right_a_wrong) == [s for s in shared if b[s] > a[s]]
+
+
+def test_runs_with_the_same_samples_pair_by_position_and_a_reordered_run_by_id(tmp_path):
+    """Two runs of the same samples in the same order pair by rowid position without reading
+    their ids (one join of their sample rows says they are the same); the same samples in
+    another order are paired by id."""
+    from evtui.scoring.compare import compare_runs
+    from evtui.store.queries.score_arrays import same_sample_keys, sample_range
+
+    _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval")
+    runs = _runs(index)
+    alpha, beta = runs["pair_alpha.eval"], runs["pair_beta.eval"]
+    db = connect(index)
+    try:
+        assert same_sample_keys(db.conn, sample_range(db.conn, alpha), sample_range(db.conn, beta))
+        (pair,) = compare_runs(index, [alpha, beta], scorer="match").pairs
+        assert pair.side_a.sample_ids is None and pair.side_b.sample_ids is None  # not read
+        assert pair.a_right_b_wrong and pair.b_right_a_wrong
+        assert_paired_as_by_id(db, pair, "match")
+        # beta lists item-00 and item-01 the other way round (a shuffled dataset): its scores move with them
+        first, second = (row[0] for row in db.conn.execute(
+            "SELECT id FROM samples WHERE run_id = ? AND sample_id IN ('item-00', 'item-01') ORDER BY id", (beta,)))  # fmt: skip
+        with db.conn:
+            db.conn.execute("UPDATE samples SET sample_id = 'swap' WHERE id = ?", (first,))
+            db.conn.execute("UPDATE samples SET sample_id = 'item-00' WHERE id = ?", (second,))
+            db.conn.execute("UPDATE samples SET sample_id = 'item-01' WHERE id = ?", (first,))
+        assert not same_sample_keys(db.conn, sample_range(db.conn, alpha), sample_range(db.conn, beta))
+        assert by_id(db, beta, "match") != by_id(db, alpha, "match")
+        for scorer in ("match", "overlap"):
+            (pair,) = compare_runs(index, [alpha, beta], scorer=scorer).pairs
+            assert_paired_as_by_id(db, pair, scorer)
+    finally:
+        db.conn.close()
+
+
+def test_a_scorer_on_part_of_a_run_pairs_the_samples_both_have(tmp_path):
+    """A job scored 7 of alpha's samples with `includes` and all of beta's: the comparison is over
+    those 7 (the runs line up by position, the scored rows are intersected), 23 only in B."""
+    from evtui.scoring.compare import compare_runs
+
+    _, index = index_copy(tmp_path, "compare/pair_alpha.eval", "compare/pair_beta.eval")
+    runs = _runs(index)
+    alpha, beta = runs["pair_alpha.eval"], runs["pair_beta.eval"]
+    some = ScoringJobConfig(scorers=["includes()"], subset=SampleSubset(kind="random", n=7, seed=3))
+    assert run_job(index, some, [alpha]).status == "done"
+    assert run_job(index, ScoringJobConfig(scorers=["includes()"]), [beta]).status == "done"
+    db = connect(index)
+    try:
+        for order in ([alpha, beta], [beta, alpha]):
+            (pair,) = compare_runs(index, order, scorer="includes").pairs
+            assert pair.n_paired == 7 and {pair.only_a, pair.only_b} == {0, 23}
+            assert_paired_as_by_id(db, pair, "includes")
     finally:
         db.conn.close()

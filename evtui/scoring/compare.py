@@ -33,7 +33,7 @@ class RunSide:
     """One run's scores for one scorer, epochs reduced: sample ids (sorted as read) and values."""
 
     run_id: int
-    sample_ids: np.ndarray  # object
+    sample_ids: np.ndarray | None  # object; None when not read (see `rows`)
     values: np.ndarray  # float, NaN unscored
     reducer: str | None
     metric: str  # the run's mean-like metric for this scorer (accuracy / mean)
@@ -42,7 +42,7 @@ class RunSide:
     dict_valued: int = 0
     sources: tuple[str, ...] = ()
     clusters: Any = None  # store.queries.compare.ClusterColumn of metadata.<cluster key>, row for row
-    ids_text: str | None = None  # see RunScores.ids_text (None after an epoch reduction)
+    rows: Any = None  # store.queries.compare.RunScores read, when its rows are these (no epoch folded): pairs by rowid
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,14 @@ def reduce_epochs(sample_ids: np.ndarray, epochs: np.ndarray, values: np.ndarray
 def _side(db: Any, run_id: int, scorer: str, results: Sequence[Any], cluster_column: Any) -> RunSide:
     from evtui.store.queries.compare import run_scores
 
-    scores = run_scores(db, run_id, scorer)
     metric, reducer = _run_metric(results, scorer)
-    ids, values, first = reduce_epochs(scores.sample_ids, scores.epochs, scores.values, reducer)
+    # With every epoch 1 and a reducer that keeps one value as it is, the ids are not read:
+    # the pairing lines runs up by rowid position (same_samples) and reads the few it names.
+    scores = run_scores(db, run_id, scorer, sample_ids=reducer not in _IDENTITY_ON_ONE_EPOCH)
+    if scores.sample_ids is None:
+        ids, values, first = None, scores.values, None
+    else:
+        ids, values, first = reduce_epochs(scores.sample_ids, scores.epochs, scores.values, reducer)
     scored = values[~np.isnan(values)]
     interval = value_interval(scored, is_binary(scored)) if len(scored) else None
     unscored = scores.unscored if first is None else int(np.count_nonzero(np.isnan(values)))
@@ -132,11 +137,41 @@ def _side(db: Any, run_id: int, scorer: str, results: Sequence[Any], cluster_col
     if cluster_column is not None:
         clusters = cluster_column.take(scores.rowid_offsets) if scores.rowid_offsets is not None else None
         clusters = clusters if first is None or clusters is None else clusters.take(first)
-    ids_text = scores.ids_text if first is None else None
-    return RunSide(run_id, ids, values, reducer, metric, unscored, interval, scores.dict_valued, scores.sources, clusters, ids_text)
+    rows = scores if first is None else None
+    return RunSide(run_id, ids, values, reducer, metric, unscored, interval, scores.dict_valued, scores.sources, clusters, rows)
 
 
-def _pair(scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: str | None) -> PairComparison:
+def _line_up(db: Any, side_a: RunSide, side_b: RunSide) -> tuple[np.ndarray | None, np.ndarray | None, int, int]:
+    """The rows of A and B that are the same sample (A's order; None and None: row i of A is row
+    i of B), and how many are only in A, only in B."""
+    from evtui.store.queries.compare import same_samples, sample_ids_of
+
+    if side_a.rows is not None and side_b.rows is not None and same_samples(db, side_a.rows, side_b.rows):
+        offsets_a, offsets_b = side_a.rows.rowid_offsets, side_b.rows.rowid_offsets
+        if np.array_equal(offsets_a, offsets_b):
+            return None, None, 0, 0
+        _, index_a, index_b = np.intersect1d(offsets_a, offsets_b, assume_unique=True, return_indices=True)
+        return index_a, index_b, len(offsets_a) - len(index_a), len(offsets_b) - len(index_a)
+    ids_a = side_a.sample_ids if side_a.sample_ids is not None else sample_ids_of(db, side_a.rows)
+    ids_b = side_b.sample_ids if side_b.sample_ids is not None else sample_ids_of(db, side_b.rows)
+    if len(ids_a) == len(ids_b) and bool((ids_a == ids_b).all()):
+        return None, None, 0, 0
+    position_b = {sample_id: i for i, sample_id in enumerate(ids_b.tolist())}
+    matched = [(i, position_b[s]) for i, s in enumerate(ids_a.tolist()) if s in position_b]
+    index_a = np.array([m[0] for m in matched], dtype=np.int64)
+    index_b = np.array([m[1] for m in matched], dtype=np.int64)
+    return index_a, index_b, len(ids_a) - len(matched), len(ids_b) - len(matched)
+
+
+def _ids_at(db: Any, side: RunSide, rows: np.ndarray) -> tuple[str, ...]:
+    from evtui.store.queries.compare import sample_ids_of
+
+    ids = side.sample_ids[rows] if side.sample_ids is not None else sample_ids_of(db, side.rows, rows)
+    return tuple(ids.tolist())
+
+
+def _pair(db: Any, scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: str | None) -> PairComparison:
+    """A against B; `db` reads the sample ids a side has not read (see _side)."""
     metric = side_a.metric if side_a.metric == side_b.metric else f"{side_a.metric}/{side_b.metric}"
     base = dict(scorer=scorer, metric=metric, a=side_a.run_id, b=side_b.run_id, side_a=side_a, side_b=side_b)
     for side in (side_a, side_b):
@@ -146,22 +181,19 @@ def _pair(scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: str | None
     warnings = []
     if side_a.reducer != side_b.reducer:
         warnings.append(f"epochs reduced differently: {side_a.reducer or 'mean'} (A) vs {side_b.reducer or 'mean'} (B)")
-    same_order = side_a.ids_text is not None and side_a.ids_text == side_b.ids_text
-    if same_order or (len(side_a.sample_ids) == len(side_b.sample_ids) and bool((side_a.sample_ids == side_b.sample_ids).all())):
-        index_a = index_b = np.arange(len(side_a.sample_ids))
-        only_a = only_b = 0
+    index_a, index_b, only_a, only_b = _line_up(db, side_a, side_b)
+    if index_a is None or index_b is None:
+        a, b = side_a.values, side_b.values
     else:
-        position_b = {sample_id: i for i, sample_id in enumerate(side_b.sample_ids.tolist())}
-        matched = [(i, position_b[s]) for i, s in enumerate(side_a.sample_ids.tolist()) if s in position_b]
-        index_a = np.array([m[0] for m in matched], dtype=np.int64)
-        index_b = np.array([m[1] for m in matched], dtype=np.int64)
-        only_a, only_b = len(side_a.sample_ids) - len(matched), len(side_b.sample_ids) - len(matched)
-    matched_any = len(index_a) > 0
-    a, b = side_a.values[index_a], side_b.values[index_b]
+        a, b = side_a.values[index_a], side_b.values[index_b]
+    matched_any = len(a) > 0
     scored = ~np.isnan(a) & ~np.isnan(b)
     if not scored.all():
         a, b = a[scored], b[scored]
-        index_a, index_b = index_a[scored], index_b[scored]
+        if index_a is None or index_b is None:
+            index_a = index_b = np.flatnonzero(scored)
+        else:
+            index_a, index_b = index_a[scored], index_b[scored]
     base.update(only_a=only_a, only_b=only_b, n_paired=len(a))
     if not len(a):
         why = "no shared samples" if not matched_any else "no sample is scored in both runs"
@@ -170,7 +202,7 @@ def _pair(scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: str | None
         warnings.append(f"different sample sets: {only_a:,} only in A, {only_b:,} only in B (the difference uses the {len(a):,} in both)")
     labels = None
     if cluster_key and side_a.clusters is not None:
-        labels = side_a.clusters.codes[index_a]
+        labels = side_a.clusters.codes if index_a is None else side_a.clusters.codes[index_a]
         missing = int(np.count_nonzero(labels < 0))
         if missing:
             return PairComparison(**base, result=None, warnings=tuple(warnings), message=(
@@ -179,16 +211,19 @@ def _pair(scorer: str, side_a: RunSide, side_b: RunSide, cluster_key: str | None
             in_a = {value: code for code, value in enumerate(side_a.clusters.values)}
             # B's codes in A's numbering (-2: a value A never has); -1 stays "none".
             mapping = np.array([in_a.get(value, -2) for value in side_b.clusters.values] + [-1], dtype=np.int64)
-            differ = int(np.count_nonzero(mapping[side_b.clusters.codes[index_b]] != labels))
+            codes_b = side_b.clusters.codes if index_b is None else side_b.clusters.codes[index_b]
+            differ = int(np.count_nonzero(mapping[codes_b] != labels))
             if differ:
                 warnings.append(f"{differ:,} samples have a different metadata.{cluster_key} in B (A's is used)")
     result = paired_difference(a, b, labels)
     binary = result.test == "mcnemar_exact"
-    a_wins = index_a[np.flatnonzero((a > b) if not binary else ((a == 1) & (b == 0)))[:DISCORDANT_LIMIT]]
-    b_wins = index_a[np.flatnonzero((b > a) if not binary else ((a == 0) & (b == 1)))[:DISCORDANT_LIMIT]]
+    a_wins = np.flatnonzero((a > b) if not binary else ((a == 1) & (b == 0)))[:DISCORDANT_LIMIT]
+    b_wins = np.flatnonzero((b > a) if not binary else ((a == 0) & (b == 1)))[:DISCORDANT_LIMIT]
+    if index_a is not None:
+        a_wins, b_wins = index_a[a_wins], index_a[b_wins]
     return PairComparison(
         **base, result=result, warnings=tuple(warnings),
-        a_right_b_wrong=tuple(side_a.sample_ids[a_wins].tolist()), b_right_a_wrong=tuple(side_a.sample_ids[b_wins].tolist()),
+        a_right_b_wrong=_ids_at(db, side_a, a_wins), b_right_a_wrong=_ids_at(db, side_a, b_wins),
     )  # fmt: skip
 
 
@@ -240,13 +275,13 @@ def compare_runs(db_path: Path, run_ids: Sequence[int], baseline: int | None = N
         else:
             pairs_of = [(a, b) for i, a in enumerate(present) for b in present[i + 1 :]]
         results = {run_id: queries.run_results(db, run_id) for run_id in present}
+        pairs: list[PairComparison] = []
+        for name in shared:
+            sides = _read_sides(db_path, db, present, name, results, cluster)
+            for a, b in pairs_of:
+                pairs.append(_pair(db, name, sides[a], sides[b], cluster))
     finally:
         db.conn.close()
-    pairs: list[PairComparison] = []
-    for name in shared:
-        sides = _read_sides(db_path, present, name, results, cluster)
-        for a, b in pairs_of:
-            pairs.append(_pair(name, sides[a], sides[b], cluster))
     pairs = adjusted_pairs(pairs, adjustment)
     small = [pair for pair in pairs for side in (pair.side_a, pair.side_b)
              if side and side.interval and side.interval.method == "wilson" and side.interval.n < SMALL_N]  # fmt: skip
@@ -255,26 +290,34 @@ def compare_runs(db_path: Path, run_ids: Sequence[int], baseline: int | None = N
     return ComparisonReport(runs, tuple(run_ids), tuple(pairs), rows, baseline, adjustment, tuple(notes), tuple(messages))
 
 
-def _read_sides(db_path: Path, run_ids: Sequence[int], scorer: str, results: dict[int, Any], cluster: str | None) -> dict[int, RunSide]:
-    """Each run's side read on its own connection, two at a time: SQLite lets go of the GIL
-    while it scans, so two runs of a million samples read in about the time of one."""
+def _read_sides(db_path: Path, db: Any, run_ids: Sequence[int], scorer: str, results: dict[int, Any],
+                cluster: str | None) -> dict[int, RunSide]:  # fmt: skip
+    """Each run's side: every other run on a second thread with its own connection (SQLite lets
+    go of the GIL while it scans), the rest on `db`. Of 0.5 s of CPU for two runs of a million
+    binary scores, a core left idle takes 0.15 s off the wall time for 0.01 s more CPU; on a
+    busy machine the two take what one would (bench/README.md, compare_bench)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from evtui.store.queries.compare import cluster_column
     from evtui.store.schema import connect
 
-    def read(run_id: int) -> RunSide:
-        db = connect(db_path)
+    def read(on: Any, run_id: int) -> RunSide:
+        return _side(on, run_id, scorer, results[run_id], cluster_column(on, run_id, cluster) if cluster else None)
+
+    def read_apart(run_ids: Sequence[int]) -> dict[int, RunSide]:
+        own = connect(db_path)
         try:
-            column = cluster_column(db, run_id, cluster) if cluster else None
-            return _side(db, run_id, scorer, results[run_id], column)
+            return {run_id: read(own, run_id) for run_id in run_ids}
         finally:
-            db.conn.close()
+            own.conn.close()
 
     if len(run_ids) < 2:
-        return {run_id: read(run_id) for run_id in run_ids}
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="evtui-compare") as pool:
-        return dict(zip(run_ids, pool.map(read, run_ids)))
+        return {run_id: read(db, run_id) for run_id in run_ids}
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evtui-compare") as pool:
+        apart = pool.submit(read_apart, run_ids[1::2])
+        sides = {run_id: read(db, run_id) for run_id in run_ids[0::2]}
+        sides.update(apart.result())
+    return {run_id: sides[run_id] for run_id in run_ids}
 
 
 def adjusted_pairs(pairs: Sequence[PairComparison], adjustment: str) -> list[PairComparison]:

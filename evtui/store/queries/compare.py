@@ -19,10 +19,12 @@ import numpy as np
 
 from evtui.store.queries.filters import EFFECTIVE_ORDER
 from evtui.store.queries.runs import Db, ResultRow, _headlines, conn_of, run_results
-from evtui.store.queries.score_arrays import effective_column, sample_keys
+from evtui.store.queries.score_arrays import (
+    SampleRange, effective_column, same_sample_keys, sample_ids_at, sample_key_texts, sample_range,
+)
 
 __all__ = [
-    "CompareCell", "CompareRow", "compare_results", "RunScores", "run_scores", "scorer_names", "counterpart_rowid",
+    "CompareCell", "CompareRow", "compare_results", "RunScores", "run_scores", "sample_ids_of", "same_samples", "scorer_names", "counterpart_rowid",
     "ClusterColumn", "cluster_column", "MatrixCell", "Matrix", "matrix",
 ]  # fmt: skip
 
@@ -135,7 +137,7 @@ class RunScores:
 
     run_id: int
     scorer: str
-    sample_ids: np.ndarray  # object array of str
+    sample_ids: np.ndarray | None  # object array of str; None when not read (run_scores' `sample_ids`)
     epochs: np.ndarray  # int64
     values: np.ndarray  # float64
     samples: int  # the run's (sample, epoch) rows in the index
@@ -143,6 +145,7 @@ class RunScores:
     sources: tuple[str, ...] = field(default=())  # the sources that counted: "human", "job 3", "log"
     rowid_offsets: np.ndarray | None = None  # each row's position among the run's samples (rowid order)
     ids_text: str | None = None  # every sample id of the run joined, when each has a row: equal texts = same samples in the same order
+    rowids: SampleRange | None = None  # the run's samples are this one rowid range (the packed read)
 
     @property
     def unscored(self) -> int:
@@ -174,33 +177,64 @@ def _layer_label(source: str, job_id: int) -> str:
 _SEP = "\x1f"
 
 
-def run_scores(db: Db, run_id: int, scorer: str) -> RunScores:
+def run_scores(db: Db, run_id: int, scorer: str, *, sample_ids: bool = True) -> RunScores:
     """The effective score of every (sample id, epoch) of `run_id` that `scorer` scored, in
     sample rowid order.
 
-    The sample ids are one group_concat string over the run's rowid range and the scores one
-    scan of the scores_effective index as packed columns (store/queries/score_arrays.py): a
-    million rows as Python tuples cost 0.5 s a run."""
+    The scores are one scan of an index as packed columns (store/queries/score_arrays.py): a
+    million rows as Python tuples cost 0.5 s a run. The sample ids are one group_concat string
+    over the run's rowid range; with `sample_ids=False` they are not read when every epoch is 1
+    (`sample_ids` is None then: pair by `rowids` with same_sample_keys, or ask sample_ids_of)."""
     conn = conn_of(db)
     layers = _layers(conn, run_id, scorer)
     labels = tuple(_layer_label(*layer) for layer in reversed(layers))
-    keys = sample_keys(conn, run_id, _SEP)
-    sample_ids = keys[2].split(_SEP) if keys is not None else []
-    if keys is None or len(sample_ids) != keys[1] - keys[0] + 1:
-        return _run_scores_by_rows(conn, run_id, scorer, labels)
-    low, high, ids_text, epochs_text = keys
-    count = high - low + 1
-    column = effective_column(conn, scorer, low, high, one_layer=len(layers) <= 1)
+    samples = sample_range(conn, run_id)
+    ids_text = epochs_text = None
+    ids: list[str] | None = None
+    if samples is not None and (sample_ids or not samples.single_epoch):
+        ids_text, epochs_text = sample_key_texts(conn, samples, _SEP)
+        ids = ids_text.split(_SEP)
+    if samples is None or (ids is not None and len(ids) != samples.count):
+        return _run_scores_by_rows(conn, run_id, scorer, labels)  # not one range, or an id holds the separator
+    count = samples.count
+    column = effective_column(conn, scorer, samples.low, samples.high, one_layer=len(layers) <= 1)
     epochs = np.ones(count, dtype=np.int64) if epochs_text is None else np.fromstring(epochs_text, sep=",", dtype=np.int64)
-    # Equal texts = the same (sample id, epoch) in the same order; "*" stands for "every epoch 1".
-    same_order_key = ids_text + "\x1e" + ("*" if epochs_text is None else epochs_text)
     present = column.present
     keep = slice(None) if present is None else np.flatnonzero(present)
+    # Equal texts = the same (sample id, epoch) in the same order; "*" stands for "every epoch 1".
+    same_order_key = None if ids_text is None or present is not None else ids_text + "\x1e" + ("*" if epochs_text is None else epochs_text)
     return RunScores(
-        run_id, scorer, np.array(sample_ids, dtype=object)[keep], epochs[keep], column.values[keep], count,
-        column.dict_valued, labels, rowid_offsets=np.arange(count)[keep],
-        ids_text=same_order_key if present is None else None,
+        run_id, scorer, None if ids is None else np.array(ids, dtype=object)[keep], epochs[keep], column.values[keep], count,
+        column.dict_valued, labels, rowid_offsets=np.arange(count)[keep], ids_text=same_order_key, rowids=samples,
     )  # fmt: skip
+
+
+def sample_ids_of(db: Db, scores: RunScores, rows: np.ndarray | None = None) -> np.ndarray:
+    """The sample ids of `scores`' rows (all, or the positions `rows`), read now if run_scores
+    did not: a few by rowid, or the whole run's at once."""
+    if scores.sample_ids is not None:
+        return scores.sample_ids if rows is None else scores.sample_ids[rows]
+    assert scores.rowids is not None and scores.rowid_offsets is not None
+    offsets = scores.rowid_offsets if rows is None else scores.rowid_offsets[rows]
+    if len(offsets) <= _FEW_IDS:
+        return np.array(sample_ids_at(conn_of(db), (offsets + scores.rowids.low).tolist()), dtype=object)
+    ids = sample_key_texts(conn_of(db), scores.rowids, _SEP)[0].split(_SEP)
+    if len(ids) != scores.rowids.count:
+        raise ValueError(f"run #{scores.run_id}'s sample ids changed while it was compared")
+    return np.array(ids, dtype=object)[offsets]
+
+
+_FEW_IDS = 5_000  # more ids than this are read as the whole run's text
+
+
+def same_samples(db: Db, a: RunScores, b: RunScores) -> bool:
+    """Whether two runs read by run_scores hold the same (sample id, epoch) at each rowid
+    position (so their rows pair by `rowid_offsets`), without reading their ids when unread."""
+    if a.rowids is None or b.rowids is None or a.rowids.count != b.rowids.count:
+        return False
+    if a.ids_text is not None and b.ids_text is not None:
+        return a.ids_text == b.ids_text
+    return same_sample_keys(conn_of(db), a.rowids, b.rowids)
 
 
 def _run_scores_by_rows(conn, run_id: int, scorer: str, labels: tuple[str, ...]) -> RunScores:
