@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from evtui.readers import jsonl
+from evtui.readers import lm_eval_legacy as legacy
 from evtui.readers.base import ReaderError, RunRead
+from evtui.readers.limits import open_regular
 from evtui.readers.lm_eval_samples import iter_task_samples
 from evtui.records import ResultRecord, RunRecord, SampleRecord
 
@@ -50,9 +52,11 @@ _DEFAULT_AGGREGATION = {
 
 def sniff(path: Path, head: bytes) -> bool:
     """A results file opens with `{"results": {"<task>": {`; a samples line has doc_id,
-    arguments and filtered_resps."""
+    arguments and filtered_resps; before 0.4.3 the samples file is an array of such objects."""
     if _is_results_head(head):
         return b'"alias"' in head or bool(_METRIC_KEY.search(head))
+    if legacy.is_array_head(head):
+        return True
     obj = jsonl.first_record(path, head)
     return isinstance(obj, dict) and "doc_id" in obj and "filtered_resps" in obj and "arguments" in obj
 
@@ -63,21 +67,21 @@ def read(path: Path) -> RunRead:
         head = f.read(4096)
     if _is_results_head(head):
         return _read_results_run(path)
-    return _read_task_run(path)
+    return _read_task_run(path, array=legacy.is_array_head(head))
 
 
 def read_parts(path: Path) -> list[RunRead]:
     """A results file: the invocation (part '') and each task whose samples file is missing
     (part = the task); a samples file: its task's run."""
     main = read(path)
-    if main.run.run_key is None or "samples_files" not in main.run.metadata:
+    if "samples_files" not in main.run.metadata:
         return [main]
     doc = load_results(Path(path))
     ts = main.run.run_key
     parts = [main]
     for task, found in main.run.metadata["samples_files"].items():
         if found is None:
-            name = f"samples_{task}_{ts}.jsonl"
+            name = _samples_name(doc, task, ts) or f"the samples file of {task}"
             missing = f"{name} is missing: {task}'s numbers are lm-eval's as recorded in {Path(path).name}; no sample can be shown"
             run = _task_record(Path(path), task, ts, doc)
             run.metadata["missing"] = missing
@@ -91,6 +95,8 @@ def load_sample_detail(path: Path, detail_ref: str, part: str = "") -> dict:
     the results file, has no samples: only the samples file's own run has details)."""
     if part:
         raise ReaderError(str(path), f"the run of {part!r} read from the results file has no samples")
+    if detail_ref.startswith("@"):  # an item of a samples array (lm-eval < 0.4.3)
+        return legacy.load_item(path, detail_ref)
     return jsonl.load_sample_detail(path, detail_ref)
 
 
@@ -102,6 +108,31 @@ def companions(path: Path) -> list[Path]:
         return [results]
     found = RESULTS_NAME.match(path.name)
     return sorted(path.parent.glob(f"samples_*_{glob_escape(found['ts'])}.jsonl")) if found else []
+
+
+def legacy_companions(path: Path) -> list[Path] | None:
+    """Files read with a run file of lm-eval < 0.4.3, or None when `path` is not one: the
+    `results.json` (or other `.json` results file) of a samples array; the samples arrays beside a
+    results file without a timestamp."""
+    head = _head(path, 512)
+    if path.suffix == ".jsonl" and legacy.is_array_head(head):
+        results = legacy.results_beside(path, _is_results_file)
+        return [results] if results is not None else []
+    if path.suffix == ".json" and not RESULTS_NAME.match(path.name) and _is_results_head(head):
+        return sorted(p for p in path.parent.glob("*.jsonl") if p.is_file() and legacy.is_array_head(_head(p, 512)))
+    return None
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open_regular(path) as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def _is_results_file(path: Path) -> bool:
+    return _is_results_head(_head(path, 4096))
 
 
 def companion_results(path: Path) -> Path | None:
@@ -139,7 +170,7 @@ def _read_results_run(path: Path) -> RunRead:
     doc = load_results(path)
     ts = _timestamp(path, RESULTS_NAME)
     results = _mapping(doc.get("results"))
-    group_subtasks = {g: list(s) for g, s in _mapping(doc.get("group_subtasks")).items() if isinstance(s, list)}
+    group_subtasks, groups_from = legacy.group_tree(doc)
     groups = set(group_subtasks) | set(_mapping(doc.get("groups")))
     children = {child for subtasks in group_subtasks.values() for child in subtasks}
     top_level = [name for name in results if name not in children] or list(results)
@@ -147,7 +178,8 @@ def _read_results_run(path: Path) -> RunRead:
     warnings: list[str] = []
     samples_files: dict[str, str | None] = {}
     for task in tasks:
-        candidate = path.parent / f"samples_{task}_{ts}.jsonl" if ts else None
+        name = _samples_name(doc, task, ts)
+        candidate = path.parent / name if name else None
         samples_files[task] = candidate.name if candidate is not None and candidate.is_file() else None
         if samples_files[task] is None:
             shown = candidate if candidate is not None else f"samples_{task}_<ts>.jsonl"
@@ -164,7 +196,7 @@ def _read_results_run(path: Path) -> RunRead:
         task=", ".join(top_level) or None,
         model=_model(doc),
         status="success",
-        created=_created(doc, ts),
+        created=_created(doc, ts, path),
         duration=_number(doc.get("total_evaluation_time_seconds")),
         total_samples=_effective_total(n_samples, tasks),
         completed_samples=_effective_total(n_samples, tasks),
@@ -174,6 +206,7 @@ def _read_results_run(path: Path) -> RunRead:
             **_common_metadata(doc),
             "tasks": tasks,
             "groups": group_subtasks,
+            **({"groups_from": groups_from} if groups_from else {}),
             "samples_files": samples_files,
             "n-samples": n_samples,
         },
@@ -184,14 +217,16 @@ def _read_results_run(path: Path) -> RunRead:
 # ----------------------------------------------------------------------------- one task
 
 
-def _read_task_run(path: Path) -> RunRead:
+def _read_task_run(path: Path, *, array: bool = False) -> RunRead:
     warnings: list[str] = []
-    found = SAMPLES_NAME.match(path.name)
+    found = None if array else SAMPLES_NAME.match(path.name)
     task = found["task"] if found else path.stem
     ts = found["ts"] if found else None
     doc: dict[str, Any] = {}
-    results_path = companion_results(path)
-    if results_path is None:
+    results_path = legacy.results_beside(path, _is_results_file) if array else companion_results(path)
+    if results_path is None and array:
+        warnings.append(f"{path}: no results.json beside it; read without lm-eval's recorded numbers")
+    elif results_path is None:
         warnings.append(f"{path}: not named samples_<task>_<timestamp>.jsonl; read without lm-eval's recorded numbers")
     elif not results_path.is_file():
         warnings.append(f"{results_path}: missing; {task}'s samples load without lm-eval's recorded numbers")
@@ -200,6 +235,8 @@ def _read_task_run(path: Path) -> RunRead:
             doc = load_results(results_path)
         except ReaderError as exc:
             warnings.append(f"{exc}; {task}'s samples load without lm-eval's recorded numbers")
+    if array and doc:
+        task = legacy.task_of(path, doc) or task
     entry = _mapping(_mapping(doc.get("results")).get(task))
     if doc and not entry:
         warnings.append(f"{results_path}: has no results for task {task!r}")
@@ -207,7 +244,9 @@ def _read_task_run(path: Path) -> RunRead:
     config = run.config["task"]
     n_docs = run.total_samples
     filters = run.metadata["filters"]
-    samples = _counted(path, run, iter_task_samples(path, config.get("output_type"), warnings), n_docs, filters, warnings)
+    order = legacy.filter_order(config, entry) if entry else None  # for lines without `filter`
+    lines = iter_task_samples(path, config.get("output_type"), warnings, order, array=array)
+    samples = _counted(path, run, lines, n_docs, filters, warnings)
     return RunRead(run=run, samples=samples, warnings=warnings)
 
 
@@ -224,7 +263,7 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         task=task,
         model=_model(doc),
         status="success",
-        created=_created(doc, ts),
+        created=_created(doc, ts, path),
         total_samples=n_docs if isinstance(n_docs, int) else None,
         results=_entry_results(entry, doc, task, prefix="", extra={}),
         config={
@@ -235,7 +274,7 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         },
         metadata={
             **_common_metadata(doc),
-            "groups": _ancestors(task, _mapping(doc.get("group_subtasks"))),
+            "groups": _ancestors(task, legacy.group_tree(doc)[0]),
             "version": _mapping(doc.get("versions")).get(task),
             "output_type": config.get("output_type"),
             "filters": filters,
@@ -337,20 +376,41 @@ def _common_metadata(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model(doc: dict[str, Any]) -> str | None:
+    """`model_name` (0.4.3 on); before, the `pretrained=` (or `model=`) of the model args, as
+    lm-eval names the model since; else the model type."""
     name = doc.get("model_name")
     if isinstance(name, str) and name:
         return name
-    model = _mapping(doc.get("config")).get("model")
+    config = _mapping(doc.get("config"))
+    model_args = config.get("model_args")
+    if isinstance(model_args, str):
+        args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
+        for key in ("pretrained", "model", "path"):
+            if args.get(key):
+                return args[key]
+    model = config.get("model")
     return str(model) if model else None
 
 
-def _created(doc: dict[str, Any], ts: str | None) -> str | None:
+def _samples_name(doc: dict[str, Any], task: str, ts: str | None) -> str | None:
+    """The samples file lm-eval wrote for `task` beside this results file."""
+    if ts:
+        return f"samples_{task}_{ts}.jsonl"
+    return legacy.samples_name(_mapping(doc.get("config")).get("model_args"), task)
+
+
+def _created(doc: dict[str, Any], ts: str | None, path: Path | None = None) -> str | None:
     date = doc.get("date")
     if isinstance(date, (int, float)) and not isinstance(date, bool):
         return datetime.fromtimestamp(date, tz=timezone.utc).isoformat()
     if ts:  # 2026-11-22T08-16-25.164729, local time of the writer
         day, _, clock = ts.partition("T")
         return f"{day}T{clock.replace('-', ':')}"
+    if path is not None:  # lm-eval < 0.4.2 records no date: when the file was written
+        try:
+            return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).isoformat()
+        except OSError:
+            return None
     return None
 
 
