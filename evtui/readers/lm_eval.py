@@ -39,6 +39,8 @@ SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}
 RESULTS_NAME = re.compile(r"^results_(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
 _RESULTS_HEAD = re.compile(rb'^\{\s*"results"\s*:\s*\{\s*"[^"]*"\s*:\s*\{')
 _METRIC_KEY = re.compile(rb'"[^",]+,[^"]+"\s*:')  # "acc,none":
+# lm-eval 0.3: {"results": {"<task>": {"acc": 0.33, "acc_stderr": 0.01}}, "versions": {…}}
+_BARE_RESULTS_HEAD = re.compile(rb'^\{\s*"results"\s*:\s*\{\s*"[^"]*"\s*:\s*\{\s*"[^",]+"\s*:\s*-?\d')
 _NOT_METRICS = {"alias", "name", "sample_len", "sample_count"}
 # lm-eval's default aggregation of its built-in metrics, for metric_list entries that name none.
 _DEFAULT_AGGREGATION = {
@@ -54,7 +56,9 @@ def sniff(path: Path, head: bytes) -> bool:
     """A results file opens with `{"results": {"<task>": {`; a samples line has doc_id,
     arguments and filtered_resps; before 0.4.3 the samples file is an array of such objects."""
     if _is_results_head(head):
-        return b'"alias"' in head or bool(_METRIC_KEY.search(head))
+        if b'"alias"' in head or _METRIC_KEY.search(head):
+            return True
+        return bool(_BARE_RESULTS_HEAD.match(head.lstrip(b"\xef\xbb\xbf \t\r\n"))) and (b'_stderr"' in head or b'"versions"' in head)
     if legacy.is_array_head(head):
         return True
     obj = jsonl.first_record(path, head)
@@ -83,6 +87,8 @@ def read_parts(path: Path) -> list[RunRead]:
         if found is None:
             name = _samples_name(doc, task, ts) or f"the samples file of {task}"
             missing = f"{name} is missing: {task}'s numbers are lm-eval's as recorded in {Path(path).name}; no sample can be shown"
+            if _bare_form(doc):
+                missing = f"lm-eval 0.3 wrote no samples file: {task}'s numbers are as recorded in {Path(path).name}"
             run = _task_record(Path(path), task, ts, doc)
             run.metadata["missing"] = missing
             run.completed_samples = 0
@@ -181,7 +187,7 @@ def _read_results_run(path: Path) -> RunRead:
         name = _samples_name(doc, task, ts)
         candidate = path.parent / name if name else None
         samples_files[task] = candidate.name if candidate is not None and candidate.is_file() else None
-        if samples_files[task] is None:
+        if samples_files[task] is None and not _bare_form(doc):
             shown = candidate if candidate is not None else f"samples_{task}_<ts>.jsonl"
             warnings.append(f"{shown}: missing; {task}'s recorded numbers load without its samples")
     records: list[ResultRecord] = []
@@ -316,20 +322,22 @@ def _entry_results(
     counts = _mapping(entry.get("sample_count"))
     n_docs = _mapping(_mapping(doc.get("n-samples")).get(name)).get("effective")
     out: list[ResultRecord] = []
+    bare = not any("," in key for key in entry)  # lm-eval 0.3: "acc", "acc_stderr"
     for key, value in entry.items():
-        if key in _NOT_METRICS or "," not in key:
+        if key in _NOT_METRICS or ("," not in key and not bare):
             continue
-        metric, filter_name = key.split(",", 1)
-        stderr = metric.endswith("_stderr") and f"{metric[: -len('_stderr')]},{filter_name}" in entry
+        metric, _, filter_name = key.partition(",")
+        suffix = f",{filter_name}" if filter_name else ""
+        stderr = metric.endswith("_stderr") and f"{metric[: -len('_stderr')]}{suffix}" in entry
         base = metric[: -len("_stderr")] if stderr else metric
-        scored = counts.get(f"{base},{filter_name}", n_docs)
+        scored = counts.get(f"{base}{suffix}", n_docs)
         number, reason = _recorded(value)
-        params = {**extra, "filter": filter_name, "key": key}
+        params = {**extra, "filter": filter_name or None, "key": key}
         if reason:
             params["reason"] = reason
         out.append(
             ResultRecord(
-                scorer=f"{prefix}{base},{filter_name}",
+                scorer=f"{prefix}{base}{suffix}",
                 metric="stderr" if stderr else aggregations.get(base, _DEFAULT_AGGREGATION.get(base, base)),
                 value=number,
                 scored=scored if isinstance(scored, int) else None,
@@ -337,6 +345,12 @@ def _entry_results(
             )
         )
     return out
+
+
+def _bare_form(doc: dict[str, Any]) -> bool:
+    """lm-eval 0.3's results: metric keys without a filter, no per-sample files."""
+    entries = [e for e in _mapping(doc.get("results")).values() if isinstance(e, dict)]
+    return bool(entries) and not any("," in key for e in entries for key in e)
 
 
 def _recorded(value: Any) -> tuple[float | None, str | None]:
