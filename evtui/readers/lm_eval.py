@@ -300,7 +300,8 @@ def _counted(
         docs.setdefault(sample.metadata.get("filter", "none"), set()).add(sample.metadata.get("doc_id"))
         yield sample
     run.completed_samples = len(set().union(*docs.values())) if docs else 0
-    if n_docs is None:
+    if n_docs is None:  # lm-eval < 0.4.3 records no n-samples: the docs the file holds
+        run.total_samples = run.completed_samples
         return
     for name in filters or sorted(docs):
         seen = len(docs.get(name, ()))
