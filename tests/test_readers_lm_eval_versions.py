@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from evtui.readers import detect
+from tests.test_readers_lm_eval import as_pairs
 
 DATA = Path(__file__).parent / "data" / "lm_eval_versions"
 RELEASES = ["0.4.0", "0.4.1", "0.4.2", "0.4.3", "0.4.7"]
@@ -52,14 +53,6 @@ def recorded_pairs(entry: dict) -> dict[tuple[str, str], float | None]:
         name = metric[: -len("_stderr")] if kind == "stderr" else metric
         out[(f"{name},{filt}", kind)] = None if value == "N/A" else value
     return out
-
-
-def as_pairs(results, prefix: str = "") -> dict[tuple[str, str], float | None]:
-    return {
-        (r.scorer[len(prefix):], "stderr" if r.metric == "stderr" else "value"): r.value
-        for r in results
-        if r.scorer.startswith(prefix)
-    }
 
 
 @pytest.mark.parametrize("release", RELEASES)
