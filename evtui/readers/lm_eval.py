@@ -191,9 +191,10 @@ def _read_results_run(path: Path) -> RunRead:
             shown = candidate if candidate is not None else f"samples_{task}_<ts>.jsonl"
             warnings.append(f"{shown}: missing; {task}'s recorded numbers load without its samples")
     records: list[ResultRecord] = []
+    bare = _bare_form(doc)
     for name, entry in results.items():
         kind = "group" if name in groups else "task"
-        records += _entry_results(_mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind})
+        records += _entry_results(_mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind}, bare=bare)
     n_samples = _mapping(doc.get("n-samples"))
     run = RunRecord(
         path=str(path),
@@ -271,7 +272,7 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         status="success",
         created=_created(doc, ts, path),
         total_samples=n_docs if isinstance(n_docs, int) else None,
-        results=_entry_results(entry, doc, task, prefix="", extra={}),
+        results=_entry_results(entry, doc, task, prefix="", extra={}, bare=_bare_form(doc)),
         config={
             "task": config,
             "lm_eval": _mapping(doc.get("config")),
@@ -316,14 +317,15 @@ def _counted(
 
 
 def _entry_results(
-    entry: dict[str, Any], doc: dict[str, Any], name: str, *, prefix: str, extra: dict[str, Any]
+    entry: dict[str, Any], doc: dict[str, Any], name: str, *, prefix: str, extra: dict[str, Any], bare: bool = False,
 ) -> list[ResultRecord]:
     """`"<metric>,<filter>"` → value (metric = lm-eval's aggregation) and its stderr, in file order."""
     aggregations = _aggregations(_mapping(_mapping(doc.get("configs")).get(name)))
     counts = _mapping(entry.get("sample_count"))
     n_docs = _mapping(_mapping(doc.get("n-samples")).get(name)).get("effective")
     out: list[ResultRecord] = []
-    bare = not any("," in key for key in entry)  # lm-eval 0.3: "acc", "acc_stderr"
+    # bare: lm-eval 0.3's "acc", "acc_stderr" (only in a file with no "<metric>,<filter>" key at all:
+    # 0.4 groups such as leaderboard_bbh hold {" ": " ", "alias": …}, which is no metric)
     for key, value in entry.items():
         if key in _NOT_METRICS or ("," not in key and not bare):
             continue
