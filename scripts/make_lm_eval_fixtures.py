@@ -61,6 +61,19 @@ def _unit(text: str) -> float:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 2**32
 
 
+def scripted_loglikelihood(context: str, continuation: str) -> tuple[float, bool]:
+    if continuation.strip() in FIXED_LOGLIKELIHOODS:
+        return FIXED_LOGLIKELIHOODS[continuation.strip()], False
+    # Right answers of the capitals task get a head start on 3 of 5 questions.
+    bonus = 2.0 if continuation.strip() in {"Paris", "Tokyo", "Ottawa"} else 0.0
+    return -4.0 * _unit(context + "|" + continuation) - 0.5 + bonus, _unit(continuation) > 0.5
+
+
+def scripted_rolling(text: str) -> float:
+    # About 2.6 nats per word, plus a little noise: a plausible perplexity.
+    return -(2.6 * len(text.split())) - _unit(text)
+
+
 def register_scripted_model() -> None:
     from lm_eval.api.model import LM
     from lm_eval.api.registry import register_model
@@ -78,20 +91,10 @@ def register_scripted_model() -> None:
             return cls(**simple_parse_args_string(arg_string))
 
         def loglikelihood(self, requests, disable_tqdm=False):
-            out = []
-            for request in requests:
-                context, continuation = request.args
-                if continuation.strip() in FIXED_LOGLIKELIHOODS:
-                    out.append((FIXED_LOGLIKELIHOODS[continuation.strip()], False))
-                    continue
-                # Right answers of the capitals task get a head start on 3 of 5 questions.
-                bonus = 2.0 if continuation.strip() in {"Paris", "Tokyo", "Ottawa"} else 0.0
-                out.append((-4.0 * _unit(context + "|" + continuation) - 0.5 + bonus, _unit(continuation) > 0.5))
-            return out
+            return [scripted_loglikelihood(*request.args) for request in requests]
 
         def loglikelihood_rolling(self, requests, disable_tqdm=False):
-            # About 2.6 nats per word, plus a little noise: a plausible perplexity.
-            return [-(2.6 * len(r.args[0].split())) - _unit(r.args[0]) for r in requests]
+            return [scripted_rolling(request.args[0]) for request in requests]
 
         def generate_until(self, requests, disable_tqdm=False):
             out = []

@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from make_lm_eval_fixtures import FIXED_LOGLIKELIHOODS, REPO, TASKS_DIR, _unit  # noqa: E402
+from make_lm_eval_fixtures import REPO, TASKS_DIR, scripted_loglikelihood, scripted_rolling  # noqa: E402
 
 
 def _docs(name: str) -> list[dict]:
@@ -46,17 +46,10 @@ def register() -> None:
             self.pretrained = pretrained
 
         def loglikelihood(self, requests):
-            out = []
-            for context, continuation in requests:
-                if continuation.strip() in FIXED_LOGLIKELIHOODS:
-                    out.append((FIXED_LOGLIKELIHOODS[continuation.strip()], False))
-                    continue
-                bonus = 2.0 if continuation.strip() in {"Paris", "Tokyo", "Ottawa"} else 0.0
-                out.append((-4.0 * _unit(context + "|" + continuation) - 0.5 + bonus, _unit(continuation) > 0.5))
-            return out
+            return [scripted_loglikelihood(context, continuation) for context, continuation in requests]
 
         def loglikelihood_rolling(self, requests):
-            return [-(2.6 * len(text.split())) - _unit(text) for (text,) in requests]
+            return [scripted_rolling(text) for (text,) in requests]
 
         def greedy_until(self, requests):
             return [" I do not know." for _ in requests]
