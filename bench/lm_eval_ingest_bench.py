@@ -5,6 +5,8 @@
 Files (cached in bench/out/, gitignored):
   * lm-eval: a `samples_evtui_capitals_<ts>.jsonl` of N lines cloned from the lm-eval-written
     fixture (doc ids renumbered), with the fixture's results file beside it (n-samples patched);
+  * lm-eval 0.4.0: the same task as lm-eval 0.4.0 – 0.4.2 wrote it, one `indent=2` JSON array
+    `<model_args>_evtui_capitals.jsonl` of N items cloned from the 0.4.0 fixture, its results.json beside it;
   * verifiers: a `results.jsonl` of N rollouts cloned from the vf-eval-written fixture (example ids
     renumbered, 3 rollouts each) with its metadata.json;
   * Inspect: ingest_bench.py's N-sample .eval, cloned from an Inspect-written seed.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +36,7 @@ import ingest_bench  # noqa: E402  (its log builder and child measurement)
 REPO = BENCH.parent
 OUT = BENCH / "out"
 LM_EVAL = REPO / "tests" / "data" / "lm_eval" / "evtui__scripted-tiny"
+LM_EVAL_040 = REPO / "tests" / "data" / "lm_eval_versions" / "0.4.0"
 VF_RUN = next((REPO / "tests" / "data" / "verifiers" / "evals").glob("*/*"))
 PY = sys.executable
 
@@ -54,6 +58,23 @@ def build_lm_eval(n: int) -> Path:
     with open(samples, "w") as f:
         for doc_id in range(n):
             f.write(json.dumps(dict(seed[doc_id % len(seed)], doc_id=doc_id)) + "\n")
+    return samples
+
+
+def build_lm_eval_array(n: int) -> Path:
+    """N items of the multiple-choice task as lm-eval 0.4.0 wrote them (json.dumps(indent=2) of
+    the list, as its __main__ does), doc ids renumbered; its results.json beside it."""
+    name = "pretrained__evtui__scripted-tiny_evtui_capitals.jsonl"
+    folder = OUT / f"lm_eval_040-{n}"
+    samples = folder / name
+    if samples.exists():
+        return samples
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(LM_EVAL_040 / "results.json", folder / "results.json")
+    seed = json.loads((LM_EVAL_040 / name).read_text())
+    tmp = samples.with_suffix(".tmp")
+    tmp.write_text(json.dumps([dict(seed[i % len(seed)], doc_id=i) for i in range(n)], indent=2))
+    tmp.rename(samples)
     return samples
 
 
@@ -104,6 +125,7 @@ def main() -> int:
     files = {
         "inspect .eval": ingest_bench.build_log(n, "eval"),
         "lm-eval samples": build_lm_eval(n),
+        "lm-eval 0.4.0 array": build_lm_eval_array(n),
         "verifiers results": build_verifiers(n),
         "verifiers, 2 scores": build_verifiers(n, only_correct=True),
     }
@@ -119,7 +141,7 @@ def main() -> int:
         )
     base = rows["inspect .eval"]["cpu"]
     print("\ntargets (cpu per sample, vs Inspect):")
-    for name in ("lm-eval samples", "verifiers results", "verifiers, 2 scores"):
+    for name in ("lm-eval samples", "lm-eval 0.4.0 array", "verifiers results", "verifiers, 2 scores"):
         ratio = rows[name]["cpu"] / base
         print(f"  {'PASS' if ratio <= 1.05 else 'MISS'}  {name}: {ratio:.2f}x Inspect's per-sample cost (target <= 1.05x)")
     return 0

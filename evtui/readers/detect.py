@@ -216,6 +216,10 @@ def companion_files(path: Path) -> list[Path]:
         return [path.parent / "configs" / "resolved" / "eval.json"]
     if _LM_EVAL_FILE.match(path.name) and "lm_eval" in READERS:
         return READERS["lm_eval"].companions(path)
+    if path.suffix in (".json", ".jsonl") and "lm_eval" in READERS:  # lm-eval < 0.4.3: results.json + arrays
+        found = READERS["lm_eval"].legacy_companions(path)
+        if found is not None:
+            return found
     for name in _RUN_FOLDER_FORMATS:
         module = READERS.get(name)
         if module is not None and path.name == module.RUN_FILE_NAME:

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from evtui.readers import jsonl
+from evtui.readers import lm_eval_legacy as legacy
 from evtui.readers.base import ReaderError, RunRead
+from evtui.readers.limits import open_regular
 from evtui.readers.lm_eval_samples import iter_task_samples
 from evtui.records import ResultRecord, RunRecord, SampleRecord
 
@@ -37,6 +39,8 @@ SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}
 RESULTS_NAME = re.compile(r"^results_(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
 _RESULTS_HEAD = re.compile(rb'^\{\s*"results"\s*:\s*\{\s*"[^"]*"\s*:\s*\{')
 _METRIC_KEY = re.compile(rb'"[^",]+,[^"]+"\s*:')  # "acc,none":
+# lm-eval 0.3: {"results": {"<task>": {"acc": 0.33, "acc_stderr": 0.01}}, "versions": {…}}
+_BARE_RESULTS_HEAD = re.compile(rb'^\{\s*"results"\s*:\s*\{\s*"[^"]*"\s*:\s*\{\s*"[^",]+"\s*:\s*-?\d')
 _NOT_METRICS = {"alias", "name", "sample_len", "sample_count"}
 # lm-eval's default aggregation of its built-in metrics, for metric_list entries that name none.
 _DEFAULT_AGGREGATION = {
@@ -50,9 +54,13 @@ _DEFAULT_AGGREGATION = {
 
 def sniff(path: Path, head: bytes) -> bool:
     """A results file opens with `{"results": {"<task>": {`; a samples line has doc_id,
-    arguments and filtered_resps."""
+    arguments and filtered_resps; before 0.4.3 the samples file is an array of such objects."""
     if _is_results_head(head):
-        return b'"alias"' in head or bool(_METRIC_KEY.search(head))
+        if b'"alias"' in head or _METRIC_KEY.search(head):
+            return True
+        return bool(_BARE_RESULTS_HEAD.match(head.lstrip(b"\xef\xbb\xbf \t\r\n"))) and (b'_stderr"' in head or b'"versions"' in head)
+    if legacy.is_array_head(head):
+        return True
     obj = jsonl.first_record(path, head)
     return isinstance(obj, dict) and "doc_id" in obj and "filtered_resps" in obj and "arguments" in obj
 
@@ -63,22 +71,24 @@ def read(path: Path) -> RunRead:
         head = f.read(4096)
     if _is_results_head(head):
         return _read_results_run(path)
-    return _read_task_run(path)
+    return _read_task_run(path, array=legacy.is_array_head(head))
 
 
 def read_parts(path: Path) -> list[RunRead]:
     """A results file: the invocation (part '') and each task whose samples file is missing
     (part = the task); a samples file: its task's run."""
     main = read(path)
-    if main.run.run_key is None or "samples_files" not in main.run.metadata:
+    if "samples_files" not in main.run.metadata:
         return [main]
     doc = load_results(Path(path))
     ts = main.run.run_key
     parts = [main]
     for task, found in main.run.metadata["samples_files"].items():
         if found is None:
-            name = f"samples_{task}_{ts}.jsonl"
+            name = _samples_name(doc, task, ts) or f"the samples file of {task}"
             missing = f"{name} is missing: {task}'s numbers are lm-eval's as recorded in {Path(path).name}; no sample can be shown"
+            if _bare_form(doc):
+                missing = f"lm-eval 0.3 wrote no samples file: {task}'s numbers are as recorded in {Path(path).name}"
             run = _task_record(Path(path), task, ts, doc)
             run.metadata["missing"] = missing
             run.completed_samples = 0
@@ -91,6 +101,8 @@ def load_sample_detail(path: Path, detail_ref: str, part: str = "") -> dict:
     the results file, has no samples: only the samples file's own run has details)."""
     if part:
         raise ReaderError(str(path), f"the run of {part!r} read from the results file has no samples")
+    if detail_ref.startswith("@"):  # an item of a samples array (lm-eval < 0.4.3)
+        return legacy.load_item(path, detail_ref)
     return jsonl.load_sample_detail(path, detail_ref)
 
 
@@ -102,6 +114,31 @@ def companions(path: Path) -> list[Path]:
         return [results]
     found = RESULTS_NAME.match(path.name)
     return sorted(path.parent.glob(f"samples_*_{glob_escape(found['ts'])}.jsonl")) if found else []
+
+
+def legacy_companions(path: Path) -> list[Path] | None:
+    """Files read with a run file of lm-eval < 0.4.3, or None when `path` is not one: the
+    `results.json` (or other `.json` results file) of a samples array; the samples arrays beside a
+    results file without a timestamp."""
+    head = _head(path, 512)
+    if path.suffix == ".jsonl" and legacy.is_array_head(head):
+        results = legacy.results_beside(path, _is_results_file)
+        return [results] if results is not None else []
+    if path.suffix == ".json" and not RESULTS_NAME.match(path.name) and _is_results_head(head):
+        return sorted(p for p in path.parent.glob("*.jsonl") if p.is_file() and legacy.is_array_head(_head(p, 512)))
+    return None
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open_regular(path) as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def _is_results_file(path: Path) -> bool:
+    return _is_results_head(_head(path, 4096))
 
 
 def companion_results(path: Path) -> Path | None:
@@ -139,7 +176,7 @@ def _read_results_run(path: Path) -> RunRead:
     doc = load_results(path)
     ts = _timestamp(path, RESULTS_NAME)
     results = _mapping(doc.get("results"))
-    group_subtasks = {g: list(s) for g, s in _mapping(doc.get("group_subtasks")).items() if isinstance(s, list)}
+    group_subtasks, groups_from = legacy.group_tree(doc)
     groups = set(group_subtasks) | set(_mapping(doc.get("groups")))
     children = {child for subtasks in group_subtasks.values() for child in subtasks}
     top_level = [name for name in results if name not in children] or list(results)
@@ -147,15 +184,17 @@ def _read_results_run(path: Path) -> RunRead:
     warnings: list[str] = []
     samples_files: dict[str, str | None] = {}
     for task in tasks:
-        candidate = path.parent / f"samples_{task}_{ts}.jsonl" if ts else None
+        name = _samples_name(doc, task, ts)
+        candidate = path.parent / name if name else None
         samples_files[task] = candidate.name if candidate is not None and candidate.is_file() else None
-        if samples_files[task] is None:
+        if samples_files[task] is None and not _bare_form(doc):
             shown = candidate if candidate is not None else f"samples_{task}_<ts>.jsonl"
             warnings.append(f"{shown}: missing; {task}'s recorded numbers load without its samples")
     records: list[ResultRecord] = []
+    bare = _bare_form(doc)
     for name, entry in results.items():
         kind = "group" if name in groups else "task"
-        records += _entry_results(_mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind})
+        records += _entry_results(_mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind}, bare=bare)
     n_samples = _mapping(doc.get("n-samples"))
     run = RunRecord(
         path=str(path),
@@ -164,7 +203,7 @@ def _read_results_run(path: Path) -> RunRead:
         task=", ".join(top_level) or None,
         model=_model(doc),
         status="success",
-        created=_created(doc, ts),
+        created=_created(doc, ts, path),
         duration=_number(doc.get("total_evaluation_time_seconds")),
         total_samples=_effective_total(n_samples, tasks),
         completed_samples=_effective_total(n_samples, tasks),
@@ -174,6 +213,7 @@ def _read_results_run(path: Path) -> RunRead:
             **_common_metadata(doc),
             "tasks": tasks,
             "groups": group_subtasks,
+            **({"groups_from": groups_from} if groups_from else {}),
             "samples_files": samples_files,
             "n-samples": n_samples,
         },
@@ -184,14 +224,16 @@ def _read_results_run(path: Path) -> RunRead:
 # ----------------------------------------------------------------------------- one task
 
 
-def _read_task_run(path: Path) -> RunRead:
+def _read_task_run(path: Path, *, array: bool = False) -> RunRead:
     warnings: list[str] = []
-    found = SAMPLES_NAME.match(path.name)
+    found = None if array else SAMPLES_NAME.match(path.name)
     task = found["task"] if found else path.stem
     ts = found["ts"] if found else None
     doc: dict[str, Any] = {}
-    results_path = companion_results(path)
-    if results_path is None:
+    results_path = legacy.results_beside(path, _is_results_file) if array else companion_results(path)
+    if results_path is None and array:
+        warnings.append(f"{path}: no results.json beside it; read without lm-eval's recorded numbers")
+    elif results_path is None:
         warnings.append(f"{path}: not named samples_<task>_<timestamp>.jsonl; read without lm-eval's recorded numbers")
     elif not results_path.is_file():
         warnings.append(f"{results_path}: missing; {task}'s samples load without lm-eval's recorded numbers")
@@ -200,6 +242,8 @@ def _read_task_run(path: Path) -> RunRead:
             doc = load_results(results_path)
         except ReaderError as exc:
             warnings.append(f"{exc}; {task}'s samples load without lm-eval's recorded numbers")
+    if array and doc:
+        task = legacy.task_of(path, doc) or task
     entry = _mapping(_mapping(doc.get("results")).get(task))
     if doc and not entry:
         warnings.append(f"{results_path}: has no results for task {task!r}")
@@ -207,7 +251,9 @@ def _read_task_run(path: Path) -> RunRead:
     config = run.config["task"]
     n_docs = run.total_samples
     filters = run.metadata["filters"]
-    samples = _counted(path, run, iter_task_samples(path, config.get("output_type"), warnings), n_docs, filters, warnings)
+    order = legacy.filter_order(config, entry) if entry else None  # for lines without `filter`
+    lines = iter_task_samples(path, config.get("output_type"), warnings, order, array=array)
+    samples = _counted(path, run, lines, n_docs, filters, warnings)
     return RunRead(run=run, samples=samples, warnings=warnings)
 
 
@@ -224,9 +270,9 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         task=task,
         model=_model(doc),
         status="success",
-        created=_created(doc, ts),
+        created=_created(doc, ts, path),
         total_samples=n_docs if isinstance(n_docs, int) else None,
-        results=_entry_results(entry, doc, task, prefix="", extra={}),
+        results=_entry_results(entry, doc, task, prefix="", extra={}, bare=_bare_form(doc)),
         config={
             "task": config,
             "lm_eval": _mapping(doc.get("config")),
@@ -235,7 +281,7 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         },
         metadata={
             **_common_metadata(doc),
-            "groups": _ancestors(task, _mapping(doc.get("group_subtasks"))),
+            "groups": _ancestors(task, legacy.group_tree(doc)[0]),
             "version": _mapping(doc.get("versions")).get(task),
             "output_type": config.get("output_type"),
             "filters": filters,
@@ -255,7 +301,8 @@ def _counted(
         docs.setdefault(sample.metadata.get("filter", "none"), set()).add(sample.metadata.get("doc_id"))
         yield sample
     run.completed_samples = len(set().union(*docs.values())) if docs else 0
-    if n_docs is None:
+    if n_docs is None:  # lm-eval < 0.4.3 records no n-samples: the docs the file holds
+        run.total_samples = run.completed_samples
         return
     for name in filters or sorted(docs):
         seen = len(docs.get(name, ()))
@@ -270,27 +317,30 @@ def _counted(
 
 
 def _entry_results(
-    entry: dict[str, Any], doc: dict[str, Any], name: str, *, prefix: str, extra: dict[str, Any]
+    entry: dict[str, Any], doc: dict[str, Any], name: str, *, prefix: str, extra: dict[str, Any], bare: bool = False,
 ) -> list[ResultRecord]:
     """`"<metric>,<filter>"` → value (metric = lm-eval's aggregation) and its stderr, in file order."""
     aggregations = _aggregations(_mapping(_mapping(doc.get("configs")).get(name)))
     counts = _mapping(entry.get("sample_count"))
     n_docs = _mapping(_mapping(doc.get("n-samples")).get(name)).get("effective")
     out: list[ResultRecord] = []
+    # bare: lm-eval 0.3's "acc", "acc_stderr" (only in a file with no "<metric>,<filter>" key at all:
+    # 0.4 groups such as leaderboard_bbh hold {" ": " ", "alias": …}, which is no metric)
     for key, value in entry.items():
-        if key in _NOT_METRICS or "," not in key:
+        if key in _NOT_METRICS or ("," not in key and not bare):
             continue
-        metric, filter_name = key.split(",", 1)
-        stderr = metric.endswith("_stderr") and f"{metric[: -len('_stderr')]},{filter_name}" in entry
+        metric, _, filter_name = key.partition(",")
+        suffix = f",{filter_name}" if filter_name else ""
+        stderr = metric.endswith("_stderr") and f"{metric[: -len('_stderr')]}{suffix}" in entry
         base = metric[: -len("_stderr")] if stderr else metric
-        scored = counts.get(f"{base},{filter_name}", n_docs)
+        scored = counts.get(f"{base}{suffix}", n_docs)
         number, reason = _recorded(value)
-        params = {**extra, "filter": filter_name, "key": key}
+        params = {**extra, "filter": filter_name or None, "key": key}
         if reason:
             params["reason"] = reason
         out.append(
             ResultRecord(
-                scorer=f"{prefix}{base},{filter_name}",
+                scorer=f"{prefix}{base}{suffix}",
                 metric="stderr" if stderr else aggregations.get(base, _DEFAULT_AGGREGATION.get(base, base)),
                 value=number,
                 scored=scored if isinstance(scored, int) else None,
@@ -298,6 +348,12 @@ def _entry_results(
             )
         )
     return out
+
+
+def _bare_form(doc: dict[str, Any]) -> bool:
+    """lm-eval 0.3's results: metric keys without a filter, no per-sample files."""
+    entries = [e for e in _mapping(doc.get("results")).values() if isinstance(e, dict)]
+    return bool(entries) and not any("," in key for e in entries for key in e)
 
 
 def _recorded(value: Any) -> tuple[float | None, str | None]:
@@ -337,20 +393,41 @@ def _common_metadata(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model(doc: dict[str, Any]) -> str | None:
+    """`model_name` (0.4.3 on); before, the `pretrained=` (or `model=`) of the model args, as
+    lm-eval names the model since; else the model type."""
     name = doc.get("model_name")
     if isinstance(name, str) and name:
         return name
-    model = _mapping(doc.get("config")).get("model")
+    config = _mapping(doc.get("config"))
+    model_args = config.get("model_args")
+    if isinstance(model_args, str):
+        args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
+        for key in ("pretrained", "model", "path"):
+            if args.get(key):
+                return args[key]
+    model = config.get("model")
     return str(model) if model else None
 
 
-def _created(doc: dict[str, Any], ts: str | None) -> str | None:
+def _samples_name(doc: dict[str, Any], task: str, ts: str | None) -> str | None:
+    """The samples file lm-eval wrote for `task` beside this results file."""
+    if ts:
+        return f"samples_{task}_{ts}.jsonl"
+    return legacy.samples_name(_mapping(doc.get("config")).get("model_args"), task)
+
+
+def _created(doc: dict[str, Any], ts: str | None, path: Path | None = None) -> str | None:
     date = doc.get("date")
     if isinstance(date, (int, float)) and not isinstance(date, bool):
         return datetime.fromtimestamp(date, tz=timezone.utc).isoformat()
     if ts:  # 2026-11-22T08-16-25.164729, local time of the writer
         day, _, clock = ts.partition("T")
         return f"{day}T{clock.replace('-', ':')}"
+    if path is not None:  # lm-eval < 0.4.2 records no date: when the file was written
+        try:
+            return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).isoformat()
+        except OSError:
+            return None
     return None
 
 

@@ -28,18 +28,41 @@ from typing import Any
 
 from evtui.readers.inspect_common import build
 from evtui.readers.jsonl import iter_records_with, target_list, text
+from evtui.readers.lm_eval_legacy import iter_array_items, metric_names
 from evtui.records import SampleRecord, ScoreRecord, Usage
 
 _PAIR_UNITS = {"word_perplexity": "words", "byte_perplexity": "bytes", "bits_per_byte": "bytes"}
 _LOGLIKELIHOOD_TYPES = ("multiple_choice", "loglikelihood")
 
 
-def iter_task_samples(path: Path, output_type: str | None, warnings: list[str]) -> Iterator[SampleRecord]:
+def iter_task_samples(
+    path: Path, output_type: str | None, warnings: list[str], filters: list[str] | None = None, *, array: bool = False,
+) -> Iterator[SampleRecord]:
+    """The samples of a samples file: JSON lines, or (`array`, lm-eval < 0.4.3) one JSON array.
+    A line without `filter` (lm-eval < 0.4.7) takes it from its doc's occurrence: lm-eval wrote
+    the docs once per filter, in `filters`' order (None: not known, the results file is missing)."""
     seen: set[str] = set()
-    for number, obj in iter_records_with(path, "doc_id", "an lm-eval sample", warnings):
-        where = f"{path} (line {number})"
+    occurrences: dict[Any, int] = {}
+    unnamed = False
+    if array:
+        items = iter_array_items(path, warnings)
+    else:
+        items = ((str(n), obj) for n, obj in iter_records_with(path, "doc_id", "an lm-eval sample", warnings))
+    for ref, obj in items:
+        where = f"{path} ({'line ' + ref if not array else 'item at byte ' + ref[1:].split(':')[0]})"
+        filter_name = obj.get("filter")
+        if not isinstance(filter_name, str) or not filter_name:
+            doc_key = _doc_key(obj.get("doc_id"))
+            nth = occurrences.get(doc_key, 0)
+            occurrences[doc_key] = nth + 1
+            if filters and nth < len(filters):
+                filter_name = filters[nth]
+            elif not filters and nth > 0:
+                filter_name, unnamed = f"filter-{nth + 1}", True
+            else:
+                filter_name = filters[0] if filters else "none"
         try:
-            sample = to_sample(obj, output_type, number)
+            sample = to_sample(obj, output_type, ref, filter_name)
         except (TypeError, ValueError, KeyError, IndexError) as exc:
             warnings.append(f"{where}: malformed lm-eval sample ({type(exc).__name__}: {exc}); skipped")
             continue
@@ -48,11 +71,20 @@ def iter_task_samples(path: Path, output_type: str | None, warnings: list[str]) 
             continue
         seen.add(sample.sample_id)
         yield sample
+    if unnamed:
+        warnings.append(
+            f"{path}: docs appear more than once and the file names no filter (lm-eval < 0.4.7); without "
+            "the results file their filters are numbered filter-2, filter-3, … in the order lm-eval wrote them"
+        )
 
 
-def to_sample(obj: dict[str, Any], output_type: str | None, number: int) -> SampleRecord:
+def _doc_key(doc_id: Any) -> Any:
+    return doc_id if isinstance(doc_id, (int, str)) else repr(doc_id)
+
+
+def to_sample(obj: dict[str, Any], output_type: str | None, ref: str, filter_name: str | None = None) -> SampleRecord:
     doc_id = obj["doc_id"]
-    filter_name = str(obj.get("filter") or "none")
+    filter_name = filter_name or str(obj.get("filter") or "none")
     arguments = _arguments(obj.get("arguments"))
     kind = output_type or _guess_type(arguments, obj.get("resps"))
     # Few top-level keys: each becomes an indexed row for filters and groups. What lm-eval
@@ -106,8 +138,8 @@ def to_sample(obj: dict[str, Any], output_type: str | None, number: int) -> Samp
         "error": None,
         "limit": None,
         "completed": True,
-        "scores": [_score(name, obj.get(name), filter_name) for name in obj.get("metrics") or [] if isinstance(name, str)],
-        "detail_ref": str(number),
+        "scores": [_score(name, obj.get(name), filter_name) for name in metric_names(obj)],
+        "detail_ref": ref,
     })
 
 
