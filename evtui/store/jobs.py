@@ -15,12 +15,14 @@ import random
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import sqlite_utils
 
 from evtui.records import ResultRecord
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # The sample columns a scorer's state is built from; `input` and `messages` come from
 # sample_bodies (b), joined to samples (s).
