@@ -16,7 +16,7 @@ from evtui.store.review_schema import REVIEW_MIGRATION
 if TYPE_CHECKING:
     import sqlite_utils
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -281,9 +281,32 @@ _V7 = (
     # Formats that now read as several runs are read again at the next ingest (ids are kept).
     "UPDATE runs SET file_hash = NULL WHERE format IN ('harbor', 'lm_eval')\n"
 )
-_WITHOUT_FOREIGN_KEYS = {7}
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7}
+# Version 8: one B-tree less to write per score (issue 14: every secondary index on scores cost
+# ~0.1 s of re-scoring 100k samples). The UNIQUE key leads with (run_id, scorer, source, job_id),
+# so the run-wide lookups of a scorer's job or log scores seek in it, and scores_run_scorer goes.
+# The same rows are unique (a sample belongs to one run); lookups by sample seek scores_effective,
+# which leads with (sample_rowid, scorer). SQLite cannot change a UNIQUE constraint in place: the
+# table is rebuilt as in version 7 (ids copied, so score_edits stay valid) and its indexes remade.
+_SCORES_V1 = _V1[_V1.index("CREATE TABLE IF NOT EXISTS scores (") : _V1.index("\n);", _V1.index("CREATE TABLE IF NOT EXISTS scores ("))]
+_SCORE_COPY_COLUMNS = ", ".join(
+    line.split()[0] for line in _SCORES_V1.splitlines()[1:-1] if line.strip() and not line.strip().startswith("--")
+)  # every column line but the last (the UNIQUE constraint)
+_V8 = (
+    _SCORES_V1.replace("CREATE TABLE IF NOT EXISTS scores (", "CREATE TABLE scores_v8 (").replace(
+        "UNIQUE (sample_rowid, scorer, source, job_id)", "UNIQUE (run_id, scorer, source, job_id, sample_rowid)"
+    )
+    + "\n);\n"
+    f"INSERT INTO scores_v8({_SCORE_COPY_COLUMNS}) SELECT {_SCORE_COPY_COLUMNS} FROM scores;\n"
+    "DROP TABLE scores;\n"
+    "ALTER TABLE scores_v8 RENAME TO scores;\n"
+    + _V4.split(";\n")[1].strip() + ";\n"  # scores_effective as version 4 made it
+    + "\n".join(line for line in _V3.splitlines() if line.startswith("CREATE INDEX IF NOT EXISTS scores_"))
+    + "\n"
+)
+_WITHOUT_FOREIGN_KEYS = {7, 8}
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8}
 
 
 def open_connection(path: str | Path) -> sqlite3.Connection:
@@ -371,6 +394,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
             for statement in _MIGRATIONS[version].split(";\n"):
                 if statement.strip():
                     conn.execute(statement)
+            if version == 8 and has_query_stats(conn):  # the rebuilt table's statistics went with the old one
+                conn.execute("PRAGMA analysis_limit=400")
+                conn.execute("ANALYZE scores")
             if version in _WITHOUT_FOREIGN_KEYS and conn.execute("PRAGMA foreign_key_check").fetchone():
                 raise RuntimeError(f"index migration to version {version} broke a reference; nothing was changed")
             conn.execute(f"PRAGMA user_version={version}")
