@@ -59,6 +59,7 @@ class DecodeWorker:
         self.process = subprocess.Popen([sys.executable, "-m", __name__, str(path)], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
         self.stream = self.process.stdout
+        _widen(self.stream)
 
     def reads(self) -> list[RunRead] | None:
         """The file's run (samples streamed from the worker), or None when the caller should read
@@ -103,6 +104,18 @@ class DecodeWorker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _widen(pipe: Any) -> None:
+    """Let the pipe hold a few batches (Linux: 64 KB by default, up to 1 MiB unprivileged): with
+    the default, the decoder stops as soon as the writer starts a batch's SQL, and the two
+    processes take turns instead of running at once (6.2 s of wall time against 5.1 s for 100k samples)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or a lower limit: the default works too
+        pass
 
 
 class _WorkerGone(Exception):
