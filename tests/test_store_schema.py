@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import pytest
+
 from evtui.store.schema import SCHEMA_VERSION, open_connection
 
 
@@ -57,7 +59,7 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"scores_effective", "samples_run_errored", "samples_run_limited", "scores_value", "scores_value_num"} <= names
     assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]
@@ -115,7 +117,7 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     assert conn.execute("SELECT count(*) FROM samples").fetchone()[0] == 4
     assert "samples_run_epoch" in {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN SELECT max(epoch) FROM samples WHERE run_id = 1"))
@@ -124,3 +126,52 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     table = group_table(path, 1, Grouping("metadata", "category"))
     accuracy = {group.label: next(r.value for r in group.results if r.metric == "accuracy") for group in table.groups}
     assert accuracy == {"(all)": 0.75, "x": 0.5, "y": 1.0}  # epochs reduced by mean per sample
+
+
+def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the_new_unique_key(tmp_path):
+    """Version 8 (issue 14) rebuilds scores with its UNIQUE key led by (run_id, scorer, source,
+    job_id) and drops scores_run_scorer: every row, id and edit survives, and a job's scores
+    are still one seek (and still upserted in place)."""
+    from evtui.store import jobs, schema
+
+    path = tmp_path / "v7.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for version in range(1, 8):
+        for statement in schema._MIGRATIONS[version].split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
+    conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b')")
+    conn.execute(
+        "INSERT INTO scores(id, sample_rowid, run_id, scorer, source, job_id, value, value_num, explanation) VALUES "
+        "(10, 1, 1, 'match', 'log', 0, '\"C\"', 1.0, 'x'), (11, 2, 1, 'match', 'log', 0, '\"I\"', 0.0, NULL), "
+        "(12, 1, 1, 'match', 'job', 3, '\"I\"', 0.0, 'y'), (13, 2, 1, 'match', 'human', 0, '\"C\"', 1.0, NULL)"
+    )
+    conn.execute("INSERT INTO score_edits(score_id, seq, value, author, origin) VALUES (13, 0, '\"C\"', 'ann', 'evtui')")
+    schema.rebuild_search_index(conn)  # samples inserted by hand: their FTS rows, or deleting one fails
+    conn.execute("PRAGMA user_version=7")
+    before = conn.execute("SELECT * FROM scores ORDER BY id").fetchall()
+    conn.close()
+
+    db = schema.connect(path)
+    conn = db.conn
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("SELECT * FROM scores ORDER BY id").fetchall() == before
+    assert conn.execute("SELECT s.value FROM score_edits e JOIN scores s ON s.id = e.score_id").fetchall() == [('"C"',)]
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'scores'")}
+    assert "scores_run_scorer" not in names and {"scores_effective", "scores_value", "scores_value_num", "scores_human"} <= names
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT sample_rowid FROM scores WHERE run_id = 1 AND scorer = 'match' AND job_id = 3 AND source = 'job'"))  # fmt: skip
+    assert "(run_id=? AND scorer=? AND source=? AND job_id=?)" in plan
+    # The job's score is replaced in place, a new one added; a duplicate key is still refused.
+    jobs.write_score_rows(db, [(1, 1, "match", 3, '"C"', 1.0, "z", "z", None, "{}", "now"),
+                               (2, 1, "match", 3, '"I"', 0.0, "w", "w", None, "{}", "now")])  # fmt: skip
+    assert conn.execute("SELECT id, sample_rowid, value FROM scores WHERE source = 'job' ORDER BY id").fetchall() == [
+        (12, 1, '"C"'), (14, 2, '"I"'),
+    ]
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id) VALUES (1, 1, 'match', 'log', 0)")
+    # Deleting a sample still cascades to its scores (found through scores_effective).
+    conn.execute("DELETE FROM samples WHERE id = 2")
+    assert conn.execute("SELECT id FROM scores ORDER BY id").fetchall() == [(10,), (12,)]

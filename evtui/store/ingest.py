@@ -28,6 +28,7 @@ from pathlib import Path
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store import rows as R
 from evtui.store.ingest_samples import SampleWriter
+from evtui.store.ingest_worker import DecodedRunRead, DecodeWorker, decode_elsewhere
 from evtui.store.schema import has_query_stats, open_connection, refresh_query_stats
 
 __all__ = ["IngestProgress", "IngestedFile", "FailedFile", "IngestReport", "ingest_paths", "fingerprint"]
@@ -361,10 +362,20 @@ def _write_runs(
     stat: tuple[int, int, str],
     progress: Callable[[int, str], None],
 ) -> list[IngestedFile]:
-    """Write every run the file holds, keyed by (path, part); a part it no longer holds goes."""
-    reads = reader(path)
-    reads = [reads] if isinstance(reads, RunRead) else list(reads)
-    outcomes = [_write_run(conn, path, read, stat, progress) for read in reads]
+    """Write every run the file holds, keyed by (path, part); a part it no longer holds goes.
+    A large file read by the default reader is decoded in a second process (ingest_worker)."""
+    from evtui.readers import detect
+
+    worker = DecodeWorker(path) if reader is detect.read_runs and decode_elsewhere(path) else None
+    try:
+        reads = worker.reads() if worker is not None else None
+        if reads is None:
+            reads = reader(path)
+            reads = [reads] if isinstance(reads, RunRead) else list(reads)
+        outcomes = [_write_run(conn, path, read, stat, progress) for read in reads]
+    finally:
+        if worker is not None:
+            worker.close()
     _drop_vanished_parts(conn, str(path), {read.part for read in reads})
     return outcomes
 
@@ -401,8 +412,10 @@ def _write_run(
         (str(path), read.part, read.run.format, read.run.status),
     ).fetchone()[0]
     writer = SampleWriter(conn, run_id)
-    for sample in read.samples:
-        writer.add(sample)
+    # Rows made in the decoding process, or here by the same function.
+    rows = read.samples if isinstance(read, DecodedRunRead) else map(R.sample_row, read.samples)
+    for row, scores in rows:
+        writer.add_row(row, scores)
         if writer.pending >= _BATCH_SAMPLES or writer.pending_bytes >= _BATCH_BYTES:
             writer.flush()
             progress(writer.read, "reading")

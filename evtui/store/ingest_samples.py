@@ -40,8 +40,8 @@ class SampleWriter:
         self.pending_bytes = 0
         self.read = self.scores = self.written = 0
 
-    def add(self, sample: Any) -> None:
-        row, scores = R.sample_row(sample)
+    def add_row(self, row: list[Any], scores: list[R.ScorePayload]) -> None:
+        """A sample as R.sample_row made it (here or in ingest_worker's process)."""
         key = (row[0], row[1])
         if key in self.seen:  # a repeat of this file's sample may overwrite a pending row
             self.flush()

@@ -15,12 +15,14 @@ import random
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import sqlite_utils
 
 from evtui.records import ResultRecord
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # The sample columns a scorer's state is built from; `input` and `messages` come from
 # sample_bodies (b), joined to samples (s).
@@ -117,7 +119,7 @@ def list_jobs(db: sqlite_utils.Database) -> list[dict[str, Any]]:
 
 
 def job_unscored_count(db: sqlite_utils.Database, job_id: int, run_ids: Sequence[int]) -> int:
-    """Scores job `job_id` left unscored on `run_ids`: one (run_id, scorer, job_id) index range
+    """Scores job `job_id` left unscored on `run_ids`: one (run_id, scorer, source, job_id) index range
     per scorer of each run, so the cost is the job's own scores, never the whole table."""
     count = 0
     for run_id in run_ids:
@@ -190,7 +192,7 @@ def run_info(db: sqlite_utils.Database, run_id: int) -> dict[str, Any]:
     }
 
 
-# Distinct scorers of a run by hopping through the (run_id, scorer, job_id) index: one seek per
+# Distinct scorers of a run by hopping through a (run_id, scorer, ...) index: one seek per
 # scorer name instead of a scan of every score (a run re-scored many times has millions).
 _RUN_SCORERS = """
 WITH RECURSIVE names(name) AS (
@@ -331,7 +333,7 @@ def fetch_text_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list
 _INSERT_SCORES = (
     "INSERT INTO scores (sample_rowid, run_id, scorer, source, job_id, value, value_num, answer, "
     "explanation, reason, metadata, created) VALUES (?, ?, ?, 'job', ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (sample_rowid, scorer, source, job_id) DO UPDATE SET value = excluded.value, "
+    "ON CONFLICT (run_id, scorer, source, job_id, sample_rowid) DO UPDATE SET value = excluded.value, "
     "value_num = excluded.value_num, answer = excluded.answer, explanation = excluded.explanation, "
     "reason = excluded.reason, metadata = excluded.metadata, created = excluded.created"
 )
@@ -376,7 +378,7 @@ def write_score_rows(db: sqlite_utils.Database, params: list[tuple], *, job: dic
 
 
 def has_job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> bool:
-    # One seek per scorer name in the (run_id, scorer, job_id) index: without the scorer, SQLite
+    # One seek per scorer name in the (run_id, scorer, source, job_id) index: without the scorer, SQLite
     # walks every score of the run (0.06 s at 100k samples with two recorded scorers).
     return any(
         db.execute(

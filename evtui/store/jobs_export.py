@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from evtui.store.jobs import loads
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 EXPORT_COLUMNS = ("run_id", "path", "part", "sample_id", "epoch", "scorer", "value", "answer", "explanation", "reason", "source", "job_id")
 

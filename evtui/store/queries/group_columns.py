@@ -37,7 +37,7 @@ def scored_scorers(db: Db, run_id: int, *, job_id: int = 0) -> list[str]:
     source, params = _source_clause(job_id)
     first: dict[str, int] = {}
     for name in run_scorers(conn, run_id):
-        if conn.execute(  # a seek on scores(run_id, scorer, job_id); the scan below only for scorers that have some
+        if conn.execute(  # a seek on scores(run_id, scorer, source, job_id); the scan below only for scorers that have some
             f"SELECT 1 FROM scores sc WHERE sc.run_id = ? AND sc.scorer = ? AND {source} LIMIT 1", (run_id, name, *params)
         ).fetchone() is None:
             continue

@@ -1,0 +1,173 @@
+"""A second process that decodes a large run file while the ingest process writes it (issue 14).
+
+Reading an Inspect `.eval` (zip members, zstd, JSON, records, the rows and their digests) is
+about two thirds of its ingest and SQLite writing the rest, so on two cores the reading moves to
+a spawned process that sends ready rows (store/rows.py's sample_row, the same function the
+single-process path calls) in chunks; the ingest process assigns rowids and writes as before,
+so the index is the same row for row. The pipe's buffer is the only queue: the decoder waits
+while the writer is behind, so memory stays that of a chunk or two.
+
+Used for files of PARALLEL_MIN_BYTES or more read by the default reader; a file whose reader
+returns several runs (Harbor, lm-eval) or one that fails is handled as the serial path does
+(the worker's error is raised here with the same message).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evtui.readers.base import ReaderError, RunRead
+
+# Below this size a file is read in-process: starting the decoder (an interpreter and the
+# readers' imports, ~0.3 s of CPU) would cost more than it saves.
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+CHUNK_SAMPLES = 200  # samples per message (~120 KB of rows for a typical Inspect sample)
+
+
+@dataclass
+class DecodedRunRead(RunRead):
+    """A RunRead whose `samples` are ready rows: (sample_row's row, its score payloads)."""
+
+
+def decode_elsewhere(path: Path) -> bool:
+    """Whether to decode `path` in a second process: big enough, and a second core to run on."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return size >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) >= 2
+
+
+class DecodeWorker:
+    """The decoding process of one file; `reads()` gives its runs, `close()` ends it.
+
+    A plain `python -m evtui.store.ingest_worker FILE` whose stdout carries pickled messages, not
+    multiprocessing: its spawn would run the calling script's top level again in the worker (a
+    script without a __main__ guard would ingest twice), and fork is unsafe from the app's threads.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # import this evtui
+        self.process = subprocess.Popen([sys.executable, "-m", __name__, str(path)], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+        self.stream = self.process.stdout
+        _widen(self.stream)
+
+    def reads(self) -> list[RunRead] | None:
+        """The file's run (samples streamed from the worker), or None when the caller should read
+        the file itself: the reader found several runs in it, or the worker could not start."""
+        try:
+            message = self._receive()
+        except _WorkerGone:
+            return None
+        if message[0] == "several":
+            return None
+        _, run, part, warnings = message
+        read = DecodedRunRead(run=run, samples=iter(()), warnings=warnings, part=part)
+        read.samples = self._rows(read)
+        return [read]
+
+    def _rows(self, read: RunRead) -> Iterator[tuple[list[Any], list[Any]]]:
+        while True:
+            try:
+                message = self._receive()
+            except _WorkerGone:
+                raise ReaderError(str(self.path), f"the decoding process ended unexpectedly (exit code "
+                                  f"{self.process.wait()})") from None  # fmt: skip
+            if message[0] == "rows":
+                yield from message[1]
+            else:  # "end": the run record as the reader completed it after its samples
+                read.run, read.warnings[:] = message[1], message[2]
+                return
+
+    def _receive(self) -> tuple:
+        try:
+            message = pickle.load(self.stream)  # written by _decode in our own child process
+        except (EOFError, pickle.UnpicklingError):
+            raise _WorkerGone from None
+        if message[0] == "error":
+            raise _rebuilt(message[1:])
+        return message
+
+    def close(self) -> None:
+        self.stream.close()  # a worker still sending gets a broken pipe and ends
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _widen(pipe: Any) -> None:
+    """Let the pipe hold a few batches (Linux: 64 KB by default, up to 1 MiB unprivileged): with
+    the default, the decoder stops as soon as the writer starts a batch's SQL, and the two
+    processes take turns instead of running at once (6.2 s of wall time against 5.1 s for 100k samples)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or a lower limit: the default works too
+        pass
+
+
+class _WorkerGone(Exception):
+    """The worker's output ended before its last message."""
+
+
+def _rebuilt(error: tuple) -> Exception:
+    """The worker's exception, as the serial path would have raised it (same type name and text)."""
+    kind, fields = error
+    if kind == "reader":
+        path, problem, where = fields
+        return ReaderError(path, problem, where=where)
+    name, text = fields
+    return type(name, (Exception,), {})(text)
+
+
+def _decode(path: str, out: Any) -> None:
+    """(In the worker.) Read `path` with the default reader and write its rows to `out`."""
+
+    def send(message: tuple) -> None:
+        pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    try:
+        from evtui.readers import detect
+        from evtui.store.rows import sample_row
+
+        reads = detect.read_runs(Path(path))
+        if len(reads) != 1:
+            send(("several",))
+            return
+        (read,) = reads
+        send(("run", read.run, read.part, list(read.warnings)))
+        chunk = []
+        for sample in read.samples:
+            chunk.append(sample_row(sample))
+            if len(chunk) >= CHUNK_SAMPLES:
+                send(("rows", chunk))
+                chunk = []
+        if chunk:
+            send(("rows", chunk))
+        send(("end", read.run, list(read.warnings)))
+    except BrokenPipeError:  # the ingest process stopped reading: nothing to tell it
+        return
+    except ReaderError as exc:
+        send(("error", "reader", (exc.path, exc.problem, exc.where)))
+    except Exception as exc:  # noqa: BLE001 - sent to the ingest process, which reports it as the serial path does
+        send(("error", "other", (type(exc).__name__, str(exc))))
+    out.flush()
+
+
+if __name__ == "__main__":
+    try:
+        _decode(sys.argv[1], sys.stdout.buffer)
+    except BrokenPipeError:
+        pass
