@@ -19,7 +19,7 @@ from evtui.scoring.ag2.feedback import aggregate_feedback, feedback_to_score, sc
 from evtui.scoring.ag2.inputs import Ag2Inputs
 from evtui.scoring.engine.config import ScoringJobConfig
 from evtui.scoring.engine.recorded_checks import current_options
-from evtui.scoring.specs.parsing import SpecCall, SpecError, build
+from evtui.scoring.specs.parsing import SpecCall, SpecError, UnknownSpecNameError, build
 from evtui.score_values import SampleScore, Score
 
 logger = logging.getLogger(__name__)
@@ -142,6 +142,9 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
         spec = _spec_for_key(name)
         try:
             made = build("scorer", spec)
+        except UnknownSpecNameError:
+            _harness_score(plan, name, str(run.get("format") or "the run"))
+            continue
         except SpecError as error:
             _not_rerun(plan, name, error)
             continue
@@ -167,6 +170,16 @@ def _not_rerun(plan: RunPlan, name: str, error: Exception) -> None:
         plan.notes.append(f"recorded scorer {name!r} not re-run ({_short(error)}); its recorded scores are re-aggregated")
     else:
         plan.notes.append(f"recorded scorer {name!r} not re-run: {_short(error)}")
+
+
+def _harness_score(plan: RunPlan, name: str, fmt: str) -> None:
+    # A Harbor reward, an lm-eval metric or Terminal-Bench's is_resolved came from the harness's own
+    # verifier: not a failure to re-run, so the note says what it is rather than "unknown scorer".
+    if plan.metrics is not None or plan.reducers is not None:
+        plan.aggregate_recorded.append(name)
+        plan.notes.append(f"{name!r} is {fmt}'s own score (no evtui scorer has that name): its recorded scores are re-aggregated")
+    else:
+        plan.notes.append(f"{name!r} is {fmt}'s own score (no evtui scorer has that name): kept as recorded")
 
 
 def _check_epochs(plan: RunPlan) -> None:

@@ -30,6 +30,10 @@ class SpecError(ValueError):
     """A spec that cannot be parsed or built; the message says what and, for names, lists close ones."""
 
 
+class UnknownSpecNameError(SpecError):
+    """A spec whose name nothing registered answers to (a SpecError, so callers may treat it as one)."""
+
+
 @dataclass
 class SpecCall:
     """A parsed spec: the registered name and its (already literal or nested) arguments."""
@@ -192,7 +196,7 @@ def resolve(kind: Kind, name: str) -> tuple[registry.RegistryEntry, dict[str, An
     try:
         registry.lookup(kind, name)
     except UnknownNameError as error:
-        raise SpecError(str(error)) from None
+        raise UnknownSpecNameError(str(error)) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
