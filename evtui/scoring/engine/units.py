@@ -19,7 +19,7 @@ from evtui.scoring.ag2.feedback import aggregate_feedback, feedback_to_score, sc
 from evtui.scoring.ag2.inputs import Ag2Inputs
 from evtui.scoring.engine.config import ScoringJobConfig
 from evtui.scoring.engine.recorded_checks import current_options
-from evtui.scoring.specs.parsing import SpecCall, SpecError, UnknownSpecNameError, build
+from evtui.scoring.specs.parsing import SpecCall, SpecError, UnknownSpecNameError, build, parse
 from evtui.score_values import SampleScore, Score
 
 logger = logging.getLogger(__name__)
@@ -141,7 +141,12 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
     for name in keys:
         spec = _spec_for_key(name)
         try:
-            made = build("scorer", spec)
+            call = parse(spec)
+        except SpecError:  # `exact_match,strict-match` (lm-eval): no spec could name it
+            _harness_score(plan, name, str(run.get("format") or "the run"))
+            continue
+        try:
+            made = build("scorer", call)
         except UnknownSpecNameError:
             _harness_score(plan, name, str(run.get("format") or "the run"))
             continue
