@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any
 
 import orjson
@@ -98,17 +98,26 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
                         continue
                 answers, matched, failures = _verdicts(check, check_many, completions, targets)
                 numbers = [1.0 if hit else 0.0 for hit in matched]
-                blanks = [i for i, text in enumerate(map(str.strip, completions)) if not text]  # reason "no_response"
-                if not blanks and not failures:
-                    plain.extend(zip(rowids, repeat(run_id), repeat(name), repeat(job_id), map(_VALUE_TEXT.__getitem__, matched),
-                                     numbers, answers, completions, repeat(now)))  # fmt: skip
+                plain_kept = list(map(bool, map(str.strip, completions)))  # False: reason "no_response"
+                for i in failures:
+                    plain_kept[i] = False
+                made = zip(rowids, repeat(run_id), repeat(name), repeat(job_id), map(_VALUE_TEXT.__getitem__, matched), numbers,
+                           answers, completions, repeat(now))  # fmt: skip
+                if all(plain_kept):
+                    plain.extend(made)
                 else:
-                    _add_rows(plain, full, (run_id, name, job_id, now), rowids, matched, numbers, answers, completions, set(blanks), failures)
-                    for i, explanation in failures.items():
+                    plain.extend(compress(made, plain_kept))
+                    for i in (i for i, kept in enumerate(plain_kept) if not kept):
+                        failed = failures.get(i)
+                        if failed is None:
+                            full.append((rowids[i], run_id, name, job_id, _VALUE_TEXT[matched[i]], numbers[i], answers[i], completions[i],
+                                         "no_response", "{}", now))  # fmt: skip
+                            continue
+                        full.append((rowids[i], run_id, name, job_id, "NaN", None, None, failed, "scoring_failed", "{}", now))
                         numbers[i] = _NAN
                         progress.errors += 1
-                        progress.first_errors.setdefault(name, explanation)
-                        progress.unscored[unscored_reason("scoring_failed", explanation, None)] += 1
+                        progress.first_errors.setdefault(name, failed)
+                        progress.unscored[unscored_reason("scoring_failed", failed, None)] += 1
                 count = len(rowids)
                 total[0] += float(sum(matched))  # a failed check never matched
                 total[1] += count - len(failures)
@@ -145,20 +154,6 @@ def _verdicts(check: Check, check_many: Any, completions: list[str], targets: li
         if failed is not None:
             failures[i] = failed
     return answers, matched, failures
-
-
-def _add_rows(plain: list, full: list, constants: tuple, rowids: list, matched: list, numbers: list, answers: list,
-              completions: list, blanks: set[int], failures: dict[int, str]) -> None:
-    """The score rows of a batch with reasons (empty completions, failed checks), one by one."""
-    run_id, name, job_id, now = constants
-    for i, rowid in enumerate(rowids):
-        failed = failures.get(i)
-        if failed is not None:
-            full.append((rowid, run_id, name, job_id, "NaN", None, None, failed, "scoring_failed", "{}", now))
-        elif i in blanks:
-            full.append((rowid, run_id, name, job_id, _VALUE_TEXT[matched[i]], numbers[i], answers[i], completions[i], "no_response", "{}", now))
-        else:
-            plain.append((rowid, run_id, name, job_id, _VALUE_TEXT[matched[i]], numbers[i], answers[i], completions[i], now))
 
 
 def _score(check: Check, completion: str, targets: list[str]) -> tuple[tuple[str, float], str | None, str | None]:
