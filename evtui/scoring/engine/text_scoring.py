@@ -3,8 +3,10 @@
 Such a scorer is a pure function of (completion, targets): the runner's per-sample path builds a
 sample state, awaits a coroutine, makes a Score and converts it back to a row for every sample
 (about 15 µs of a 22 µs sample on 100k). Here the runner reads only (rowid, sample id, target,
-output) in batches and calls the scorer's own `check` on them, writing the scores rows directly:
-the same values, answers, reasons and explanations as the per-sample path (tests check parity).
+output) in batches and calls the scorer's own check on them, a whole batch at once where the
+scorer has `text_check_many` (match without numeric, includes) and every sample one target,
+writing the scores rows directly: the same values, answers, reasons and explanations as the
+per-sample path (tests check parity).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
     per-sample path does; `progress` (runner._Progress) and `collector` are kept the same way.
     Each batch of samples is scored as columns, a unit at a time (the scorer's `text_check_many`
     when it has one and every sample has one target, else its check per sample); `cancel` is
-    looked at before each unit's batch (a few milliseconds of work).
+    asked before each column check (a few milliseconds of work) or each sample's check.
     """
     names = [unit.name for unit in units]
     sums = {name: progress.sums.setdefault(name, [0.0, 0]) for name in names}
@@ -87,8 +89,6 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
             all_completions = [output or "" for output in outputs]
             all_targets = list(map(_targets, target_texts))
             for name, check, check_many, done, total in plan:
-                if cancelled is not None and cancelled():  # before each piece of work, as the per-sample path
-                    return "cancelled"
                 rowids, sample_ids, completions, targets = all_rowids, all_ids, all_completions, all_targets
                 if done:  # a resumed job: only what this scorer has not scored yet
                     keep = [i for i, rowid in enumerate(rowids) if rowid not in done]
@@ -96,7 +96,10 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
                     completions, targets = [completions[i] for i in keep], [targets[i] for i in keep]
                     if not rowids:
                         continue
-                answers, matched, failures = _verdicts(check, check_many, completions, targets)
+                answers, matched, failures = _verdicts(check, check_many, completions, targets, cancelled)
+                stopped = len(matched) < len(rowids)  # cancelled: what was scored before is kept
+                if stopped:
+                    rowids, sample_ids, completions = rowids[: len(matched)], sample_ids[: len(matched)], completions[: len(matched)]
                 numbers = [1.0 if hit else 0.0 for hit in matched]
                 plain_kept = list(map(bool, map(str.strip, completions)))  # False: reason "no_response"
                 for i in failures:
@@ -127,6 +130,8 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
                 progress.done += count
                 progress.session_done += count
                 progress.per_scorer[name][0] += count
+                if stopped:
+                    return "cancelled"
             if len(plain) + len(full) >= batch_size or time.monotonic() - last_flush >= flush_seconds:
                 flush()
             progress.post()
@@ -138,9 +143,14 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
 _VALUE_TEXT = {True: _CORRECT[0], False: _INCORRECT[0]}
 
 
-def _verdicts(check: Check, check_many: Any, completions: list[str], targets: list[list[str]]) -> tuple[list, list[bool], dict[int, str]]:
-    """str_match_scorer's verdicts on a batch: (answers, matched, {index: explanation of a failure})."""
+def _verdicts(check: Check, check_many: Any, completions: list[str], targets: list[list[str]],
+              cancelled: Callable[[], bool] | None) -> tuple[list, list[bool], dict[int, str]]:
+    """str_match_scorer's verdicts on a batch: (answers, matched, {index: explanation of a failure}),
+    shorter than the batch when `cancelled` said so (asked before the batch's column check, or
+    before each sample's check, as the per-sample path asks)."""
     if check_many is not None and all(len(one) == 1 for one in targets):
+        if cancelled is not None and cancelled():
+            return [], [], {}
         try:
             answers, matched = check_many(completions, [one[0] for one in targets])
             return answers, matched, {}
@@ -148,6 +158,8 @@ def _verdicts(check: Check, check_many: Any, completions: list[str], targets: li
             pass
     answers, matched, failures = [], [], {}
     for i, (completion, one_targets) in enumerate(zip(completions, targets, strict=True)):
+        if cancelled is not None and cancelled():
+            break
         value, answer, failed = _score(check, completion, one_targets)
         answers.append(answer)
         matched.append(value is _CORRECT and failed is None)
