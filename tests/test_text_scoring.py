@@ -22,7 +22,7 @@ OUTPUTS = ["", "   ", "Paris", "The answer is PARIS.", "paris!", "42", "It is 42
 TARGETS = [["Paris"], ["paris", "Lyon"], ["42"], ["1000"], ["C"], ["7"], ["3.1416"], [""], [], ["1,000"], ["12"]]
 
 
-def _index(tmp_path: Path, n: int) -> Path:
+def _index(tmp_path: Path, n: int, targets: list[list[str]] = TARGETS) -> Path:
     """The qa_match fixture (written by Inspect) indexed, its samples cloned to `n` with varied outputs and targets."""
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -35,7 +35,7 @@ def _index(tmp_path: Path, n: int) -> Path:
     first = conn.execute("SELECT max(id) FROM samples").fetchone()[0] + 1
     have = conn.execute("SELECT count(*) FROM samples WHERE run_id = 1").fetchone()[0]
     rows = [
-        (first + i, f"clone-{i}", orjson.dumps(rng.choice(TARGETS)).decode(),
+        (first + i, f"clone-{i}", orjson.dumps(rng.choice(targets)).decode(),
          rng.choice(OUTPUTS) + (rng.choice(["", " ", "\n"]) if rng.random() < 0.3 else ""))
         for i in range(n - have)
     ]  # fmt: skip
@@ -132,3 +132,77 @@ def test_a_check_that_raises_is_recorded_as_the_per_sample_path_records_it(tmp_p
     assert on_columns.first_errors == per_sample.first_errors == {"match": "scorer raised: ValueError: cannot read '42'"}
     assert on_columns.unscored == per_sample.unscored and on_columns.message == per_sample.message
     assert _scores_and_results(db_path, on_columns.job_id) == _scores_and_results(db_path, per_sample.job_id)
+
+
+# Every sample with one target: whole batches go through the scorer's text_check_many (columns).
+ONE_TARGET = [one for one in TARGETS if len(one) == 1] + [["PARIS"], [" 42 "], ["answer: 7"]]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["match", 'match(location="begin")', 'match(location="any")', 'match(location="exact")', "match(ignore_case=False)",
+     'match(location="any", ignore_case=False)', "includes", "includes(ignore_case=False)"],
+)  # fmt: skip
+def test_the_column_check_stores_what_the_per_sample_path_stores(tmp_path, monkeypatch, spec):
+    from evtui.scoring.inspect.scorers import match as match_module
+
+    used = []
+    real = match_module.match_str_many
+    monkeypatch.setattr(match_module, "match_str_many", lambda *a: used.append(1) or real(*a))
+    db_path = _index(tmp_path, 3_000, ONE_TARGET)
+    on_columns, per_sample = _both(db_path, [spec], monkeypatch)
+    assert used or spec.startswith("includes")
+    assert on_columns.errors == per_sample.errors == 0
+    scores, results = _scores_and_results(db_path, on_columns.job_id)
+    assert {row[2] for row in scores} == {'"C"', '"I"'} and any(row[6] == "no_response" for row in scores)
+    assert (scores, results) == _scores_and_results(db_path, per_sample.job_id)
+
+
+def test_a_column_check_that_raises_leaves_each_sample_to_its_own_check(tmp_path, monkeypatch):
+    from evtui.scoring.inspect.scorers import match as match_module
+
+    real, real_many = match_module.match_str, match_module.match_str_many
+
+    def fragile(value, target, *args, **kwargs):
+        if value.strip() == "42":
+            raise ValueError(f"cannot read {value!r}")
+        return real(value, target, *args, **kwargs)
+
+    def fragile_many(values, targets, *args):
+        for value in values:
+            if value.strip() == "42":
+                raise ValueError(f"cannot read {value!r}")
+        return real_many(values, targets, *args)
+
+    monkeypatch.setattr(match_module, "match_str", fragile)
+    monkeypatch.setattr(match_module, "match_str_many", fragile_many)
+    db_path = _index(tmp_path, 3_000, ONE_TARGET)
+    on_columns, per_sample = _both(db_path, ["match"], monkeypatch)
+    assert on_columns.errors == per_sample.errors > 0
+    assert on_columns.first_errors == per_sample.first_errors == {"match": "scorer raised: ValueError: cannot read '42'"}
+    assert on_columns.unscored == per_sample.unscored
+    assert _scores_and_results(db_path, on_columns.job_id) == _scores_and_results(db_path, per_sample.job_id)
+
+
+def test_score_rows_for_a_sample_that_is_gone_are_refused_and_nothing_is_written(tmp_path):
+    """The text path's writes check their samples once per batch instead of per row: a sample
+    deleted meanwhile still fails the write (as the foreign key does), and the checks stay on."""
+    import sqlite3
+
+    db_path = _index(tmp_path, 100)
+    db = connect(db_path)
+    try:
+        rowids = [row[0] for row in db.execute("SELECT id FROM samples WHERE run_id = 1 ORDER BY id")]
+        job_id = jobs.create_job(db, {})
+        now = jobs.now_text()
+        plain = [(rowid, 1, "match", job_id, '"C"', 1.0, "a", "a", now) for rowid in rowids[:50]]
+        assert jobs.write_score_rows(db, [], plain=plain) == 50
+        db.execute("DELETE FROM samples WHERE id = ?", [rowids[60]])
+        gone = [(rowid, 1, "match", job_id, '"I"', 0.0, "b", "b", now) for rowid in rowids[50:70]]
+        with pytest.raises(sqlite3.IntegrityError):
+            jobs.write_score_rows(db, [], plain=gone)
+        stored = db.execute("SELECT count(*), sum(reason IS NULL), min(metadata) FROM scores WHERE job_id = ?", [job_id]).fetchone()
+        assert stored == (50, 50, "{}")  # the defaults stand in for the columns a plain row leaves out
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        db.conn.close()

@@ -322,6 +322,11 @@ def fetch_text_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list
     scorer (scoring/engine/text_scoring.py) reads."""
     if not rowids:
         return []
+    if rowids[-1] - rowids[0] == len(rowids) - 1 and all(map(int.__lt__, rowids, rowids[1:])):
+        # Consecutive rowids (a whole run, or most of one): one range scan, not a seek per rowid.
+        return db.conn.execute(
+            "SELECT id, sample_id, target, output_text FROM samples WHERE id BETWEEN ? AND ? ORDER BY id", (rowids[0], rowids[-1])
+        ).fetchall()
     marks = ",".join("?" * len(rowids))
     return db.conn.execute(
         f"SELECT id, sample_id, target, output_text FROM samples WHERE id IN ({marks}) ORDER BY id", list(rowids)
@@ -358,23 +363,76 @@ def write_scores(db: sqlite_utils.Database, job_id: int, rows: Iterable[tuple]) 
     return write_score_rows(db, params)
 
 
-def write_score_rows(db: sqlite_utils.Database, params: list[tuple], *, job: dict[str, Any] | None = None) -> int:
+# A score with no reason and no metadata: those two columns keep their defaults (NULL, '{}'),
+# which SQLite writes 8% faster than the same values bound per row (text scorers' rows).
+_INSERT_PLAIN_SCORES = _INSERT_SCORES.replace(
+    "explanation, reason, metadata, created) VALUES (?, ?, ?, 'job', ?, ?, ?, ?, ?, ?, ?, ?)",
+    "explanation, created) VALUES (?, ?, ?, 'job', ?, ?, ?, ?, ?, ?)",
+)
+
+
+def write_score_rows(db: sqlite_utils.Database, params: list[tuple], *, job: dict[str, Any] | None = None,
+                     plain: Sequence[tuple] = (), per_row_checks: bool = False) -> int:
     """Store score rows made ready (sample_rowid, run_id, scorer, job_id, value JSON, value_num,
     answer, explanation, reason, metadata JSON, created) in one transaction; as write_scores.
-    `job`: update_job's arguments (job_id, done, ...), applied in the same transaction."""
-    if not params:
+    `plain`: more rows without reason and metadata (sample_rowid, run_id, scorer, job_id, value
+    JSON, value_num, answer, explanation, created). `job`: update_job's arguments (job_id,
+    done, ...), applied in the same transaction. `per_row_checks`: SQLite's foreign-key checks
+    on each row even when the rows span whole samples of one run."""
+    if not params and not plain:
         return 0
     conn = db.conn
-    conn.execute("BEGIN IMMEDIATE")
+    checked = None if per_row_checks else _samples_span(params, plain)
+    if checked is not None:
+        # The rows' references are checked once for the span, inside the write transaction (no
+        # other writer can delete a sample before COMMIT), instead of two foreign-key lookups per
+        # row (8% of writing a text scorer's rows). A no-op inside a transaction: set before BEGIN.
+        conn.execute("PRAGMA foreign_keys=OFF")
     try:
-        conn.executemany(_INSERT_SCORES, params)
-        if job is not None:
-            update_job(db, **job)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return len(params)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if checked is not None and not _span_is_run(conn, *checked):
+                raise _SpanChanged
+            if plain:
+                conn.executemany(_INSERT_PLAIN_SCORES, plain)
+            if params:
+                conn.executemany(_INSERT_SCORES, params)
+            if job is not None:
+                update_job(db, **job)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except _SpanChanged:  # a sample went meanwhile: the per-row checks say which, as before
+        conn.execute("PRAGMA foreign_keys=ON")
+        return write_score_rows(db, params, job=job, plain=plain, per_row_checks=True)
+    finally:
+        if checked is not None:
+            conn.execute("PRAGMA foreign_keys=ON")
+    return len(params) + len(plain)
+
+
+class _SpanChanged(Exception):
+    pass
+
+
+def _samples_span(params: Sequence[tuple], plain: Sequence[tuple]) -> tuple[int, int, int] | None:
+    """(run_id, first, last) when the rows are of one run and cover every sample rowid first..last
+    (a text scorer's batches), else None (the rows keep their per-row foreign-key checks)."""
+    rowids = {row[0] for row in plain}
+    rowids.update(row[0] for row in params)
+    runs = {row[1] for row in plain}
+    runs.update(row[1] for row in params)
+    first, last = min(rowids), max(rowids)
+    if len(runs) != 1 or last - first + 1 != len(rowids):
+        return None
+    return runs.pop(), first, last
+
+
+def _span_is_run(conn: Any, run_id: int, first: int, last: int) -> bool:
+    """Whether every rowid first..last is a sample of run `run_id` (so the run exists too)."""
+    count = conn.execute("SELECT count(*) FROM samples WHERE id BETWEEN ? AND ? AND run_id = ?", (first, last, run_id)).fetchone()[0]
+    return count == last - first + 1
 
 
 def has_job_scores(db: sqlite_utils.Database, run_id: int, job_id: int) -> bool:

@@ -147,10 +147,12 @@ def empty_answer_notes(job_rows: Sequence[Mapping[str, Any]], recorded_rows: Seq
 
 def add_run_checks(db: Any, run_id: int, plan: Any) -> None:
     """Before a job: the recorded reducer labels, and a note when the log has no samples to score."""
-    from evtui.store.queries.runs import run_results
+    from evtui.store import jobs
     from evtui.store.run_content import sample_content_counts
 
-    recorded = [r for r in run_results(db, run_id) if r.job_id == 0]
+    # jobs.results_for, not queries.runs.run_results: the same rows of job 0 without importing the
+    # UI's query package (its filters and paging: 0.01 s of every `evtui score`).
+    recorded = jobs.results_for(db, run_id, 0)
     inspect_run = str(plan.run.get("format", "")).startswith("inspect")
     plan.recorded_reducers = recorded_reducer_labels(recorded) if plan.recorded and inspect_run else None
     samples, with_content, _ = sample_content_counts(db, run_id)

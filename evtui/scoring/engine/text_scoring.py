@@ -3,14 +3,17 @@
 Such a scorer is a pure function of (completion, targets): the runner's per-sample path builds a
 sample state, awaits a coroutine, makes a Score and converts it back to a row for every sample
 (about 15 µs of a 22 µs sample on 100k). Here the runner reads only (rowid, sample id, target,
-output) in batches and calls the scorer's own `check` on them, writing the scores rows directly:
-the same values, answers, reasons and explanations as the per-sample path (tests check parity).
+output) in batches and calls the scorer's own check on them, a whole batch at once where the
+scorer has `text_check_many` (match without numeric, includes) and every sample one target,
+writing the scores rows directly: the same values, answers, reasons and explanations as the
+per-sample path (tests check parity).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from itertools import compress, repeat
 from typing import Any
 
 import orjson
@@ -55,77 +58,114 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
 
     Scores are written every `batch_size` rows or `flush_seconds` (one transaction each), as the
     per-sample path does; `progress` (runner._Progress) and `collector` are kept the same way.
-    The loop is per row and unit, so it keeps its counts locally and adds them to `progress`
-    before each flush, post or return (`settle`).
+    Each batch of samples is scored as columns, a unit at a time (the scorer's `text_check_many`
+    when it has one and every sample has one target, else its check per sample); `cancel` is
+    asked before each column check (a few milliseconds of work) or each sample's check.
     """
     names = [unit.name for unit in units]
     sums = {name: progress.sums.setdefault(name, [0.0, 0]) for name in names}
-    made: list[tuple] = []
-    # Per scorer, this batch's (rowids, values as floats, sample ids) for the collector.
-    columns: dict[str, tuple[list, list, list]] = {name: ([], [], []) for name in names}
-    counts = dict.fromkeys(names, 0)  # scores made since the last settle, per scorer
+    plain: list[tuple] = []  # rows with no reason (jobs.write_score_rows' `plain`)
+    full: list[tuple] = []  # rows with a reason: an empty completion, a scorer that raised
     last_flush = time.monotonic()
     cancelled = cancel.is_set if cancel is not None else None
-    plan = [(name, check, scored[name], sums[name], *(column.append for column in columns[name])) for name, check in
-            zip(names, checks, strict=True)]  # fmt: skip
-
-    def settle() -> None:
-        for name, count in counts.items():
-            if count:
-                progress.done += count
-                progress.session_done += count
-                progress.per_scorer[name][0] += count
-                counts[name] = 0
+    plan = [(name, check, getattr(unit.made, "text_check_many", None), scored[name], sums[name])
+            for unit, name, check in zip(units, names, checks, strict=True)]  # fmt: skip
 
     def flush() -> None:
-        nonlocal made, last_flush
-        settle()
-        if made:
-            for name, column in columns.items():
-                if collector is not None:
-                    collector.add_floats(name, *column)
-                for values in column:
-                    values.clear()
+        nonlocal plain, full, last_flush
+        if plain or full:
             job = {"job_id": job_id, "done": progress.done, "errors": progress.errors, "grader_usage": tuple(progress.grader_usage)}
-            jobs.write_score_rows(db, made, job=job)
-            made = []
+            jobs.write_score_rows(db, full, job=job, plain=plain)
+            plain, full = [], []
         last_flush = time.monotonic()
 
     try:
         for start in range(0, len(pending), batch_size):
             now = jobs.now_text()  # as write_scores stamps each batch
-            add = made.append
-            for rowid, sample_id, target_text, output in jobs.fetch_text_samples(db, pending[start : start + batch_size]):
-                targets = _targets(target_text)
-                completion = output or ""
-                reason = "no_response" if not completion.strip() else None
-                for name, check, done, total, add_rowid, add_number, add_sample_id in plan:
-                    if rowid in done:
+            rows = jobs.fetch_text_samples(db, pending[start : start + batch_size])
+            if not rows:
+                continue
+            all_rowids, all_ids, target_texts, outputs = (list(column) for column in zip(*rows, strict=True))
+            all_completions = [output or "" for output in outputs]
+            all_targets = list(map(_targets, target_texts))
+            for name, check, check_many, done, total in plan:
+                rowids, sample_ids, completions, targets = all_rowids, all_ids, all_completions, all_targets
+                if done:  # a resumed job: only what this scorer has not scored yet
+                    keep = [i for i, rowid in enumerate(rowids) if rowid not in done]
+                    rowids, sample_ids = [rowids[i] for i in keep], [sample_ids[i] for i in keep]
+                    completions, targets = [completions[i] for i in keep], [targets[i] for i in keep]
+                    if not rowids:
                         continue
-                    if cancelled is not None and cancelled():  # before each piece of work, as the per-sample path
-                        return "cancelled"
-                    value, answer, failed = _score(check, completion, targets)
-                    if failed is not None:
-                        add((rowid, run_id, name, job_id, "NaN", None, None, failed, "scoring_failed", "{}", now))
+                answers, matched, failures = _verdicts(check, check_many, completions, targets, cancelled)
+                stopped = len(matched) < len(rowids)  # cancelled: what was scored before is kept
+                if stopped:
+                    rowids, sample_ids, completions = rowids[: len(matched)], sample_ids[: len(matched)], completions[: len(matched)]
+                numbers = [1.0 if hit else 0.0 for hit in matched]
+                plain_kept = list(map(bool, map(str.strip, completions)))  # False: reason "no_response"
+                for i in failures:
+                    plain_kept[i] = False
+                made = zip(rowids, repeat(run_id), repeat(name), repeat(job_id), map(_VALUE_TEXT.__getitem__, matched), numbers,
+                           answers, completions, repeat(now))  # fmt: skip
+                if all(plain_kept):
+                    plain.extend(made)
+                else:
+                    plain.extend(compress(made, plain_kept))
+                    for i in (i for i, kept in enumerate(plain_kept) if not kept):
+                        failed = failures.get(i)
+                        if failed is None:
+                            full.append((rowids[i], run_id, name, job_id, _VALUE_TEXT[matched[i]], numbers[i], answers[i], completions[i],
+                                         "no_response", "{}", now))  # fmt: skip
+                            continue
+                        full.append((rowids[i], run_id, name, job_id, "NaN", None, None, failed, "scoring_failed", "{}", now))
+                        numbers[i] = _NAN
                         progress.errors += 1
                         progress.first_errors.setdefault(name, failed)
                         progress.unscored[unscored_reason("scoring_failed", failed, None)] += 1
-                        number = _NAN
-                    else:
-                        text, number = value
-                        add((rowid, run_id, name, job_id, text, number, answer, completion, reason, "{}", now))
-                        total[0] += number
-                        total[1] += 1
-                    add_rowid(rowid), add_number(number), add_sample_id(sample_id)
-                    counts[name] += 1
-                    done.add(rowid)
-            if len(made) >= batch_size or time.monotonic() - last_flush >= flush_seconds:
+                count = len(rowids)
+                total[0] += float(sum(matched))  # a failed check never matched
+                total[1] += count - len(failures)
+                if collector is not None:
+                    collector.add_floats(name, rowids, numbers, sample_ids)
+                done.update(rowids)
+                progress.done += count
+                progress.session_done += count
+                progress.per_scorer[name][0] += count
+                if stopped:
+                    return "cancelled"
+            if len(plain) + len(full) >= batch_size or time.monotonic() - last_flush >= flush_seconds:
                 flush()
-            settle()
             progress.post()
     finally:
         flush()  # a cancel or a crash keeps every score already made
     return "done"
+
+
+_VALUE_TEXT = {True: _CORRECT[0], False: _INCORRECT[0]}
+
+
+def _verdicts(check: Check, check_many: Any, completions: list[str], targets: list[list[str]],
+              cancelled: Callable[[], bool] | None) -> tuple[list, list[bool], dict[int, str]]:
+    """str_match_scorer's verdicts on a batch: (answers, matched, {index: explanation of a failure}),
+    shorter than the batch when `cancelled` said so (asked before the batch's column check, or
+    before each sample's check, as the per-sample path asks)."""
+    if check_many is not None and all(len(one) == 1 for one in targets):
+        if cancelled is not None and cancelled():
+            return [], [], {}
+        try:
+            answers, matched = check_many(completions, [one[0] for one in targets])
+            return answers, matched, {}
+        except Exception:  # noqa: BLE001 - the per-sample checks say which sample failed, and how
+            pass
+    answers, matched, failures = [], [], {}
+    for i, (completion, one_targets) in enumerate(zip(completions, targets, strict=True)):
+        if cancelled is not None and cancelled():
+            break
+        value, answer, failed = _score(check, completion, one_targets)
+        answers.append(answer)
+        matched.append(value is _CORRECT and failed is None)
+        if failed is not None:
+            failures[i] = failed
+    return answers, matched, failures
 
 
 def _score(check: Check, completion: str, targets: list[str]) -> tuple[tuple[str, float], str | None, str | None]:

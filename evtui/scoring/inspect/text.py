@@ -15,6 +15,7 @@ from collections import Counter
 from evtui.scoring.inspect.unicode_numbers import parse_unicode_number
 
 __all__ = [
+    "PUNCTUATION_AND_SPACE",
     "strip_punctuation",
     "strip_numeric_punctuation",
     "NUMERIC_PUNCTUATION_TRIM",
@@ -27,7 +28,7 @@ __all__ = [
     "word_counts",
 ]
 
-_PUNCTUATION_AND_SPACE = string.whitespace + string.punctuation
+PUNCTUATION_AND_SPACE = _PUNCTUATION_AND_SPACE = string.whitespace + string.punctuation  # what strip_punctuation strips
 
 # "\$" (LaTeX-escaped) and "$" alike go, with "£ € , * _"; a '.' goes unless a digit follows.
 _CURRENCY_AND_MARKUP = re.compile(r"\\?[$,£€*_]")

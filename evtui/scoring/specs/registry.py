@@ -176,6 +176,9 @@ def entries(kind: Kind) -> list[RegistryEntry]:
 
 def lookup(kind: Kind, name: str) -> RegistryEntry:
     """The entry registered as `name`; UnknownNameError (with suggestions) if there is none."""
+    alone = _lookup_builtin_alone(kind, name)
+    if alone is not None:
+        return alone
     _load_entry_points(kind, deferred=False)
     if name not in _registry[kind]:
         load_builtins()  # the deferred built-ins (model-graded scorers) may have it
@@ -183,6 +186,30 @@ def lookup(kind: Kind, name: str) -> RegistryEntry:
         return _registry[kind][name]
     except KeyError:
         raise UnknownNameError(kind, name, list(_registry[kind])) from None
+
+
+_plugin_entry_points_loaded: set[Kind] = set()
+
+
+def _lookup_builtin_alone(kind: Kind, name: str) -> RegistryEntry | None:
+    """Before the built-ins are loaded: import only the module of built-in `name` (builtin_homes.py)
+    and the plugins' entry points, which outrank it as they do after a full load; None when
+    `name` is not a built-in (the full load then says what there is)."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    module = BUILTIN_HOMES[kind].get(name)
+    if module is None or _builtins_loaded:
+        return None
+    plugins = {k: {n: entry for n, entry in names.items() if not _is_builtin(entry)} for k, names in _registry.items()}
+    _import_builtin(module)
+    if kind not in _plugin_entry_points_loaded:
+        _plugin_entry_points_loaded.add(kind)
+        for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
+            if not ep.value.startswith("evtui."):  # evtui's own entry points are the built-ins
+                _load_entry_point(kind, ep)
+    for k, entries in plugins.items():  # a file plugin registered before this import keeps its name
+        _registry[k].update(entries)
+    return _registry[kind].get(name)
 
 
 def info(obj: Any) -> Info | None:

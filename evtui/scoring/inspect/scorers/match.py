@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from itertools import repeat
+from typing import Any
 
 from evtui.scoring.specs.registry import scorer
 from evtui.sample_state import SampleState
-from evtui.scoring.inspect.text import normalize_number, parse_number, strip_numeric_punctuation, strip_punctuation
+from evtui.scoring.inspect.text import (
+    PUNCTUATION_AND_SPACE,
+    normalize_number,
+    parse_number,
+    strip_numeric_punctuation,
+    strip_punctuation,
+)
 from evtui.score_values import CORRECT, INCORRECT, Score, Target
 
 __all__ = ["match", "includes", "match_str", "str_match_scorer", "no_response", "LOCATIONS"]
@@ -15,6 +24,8 @@ __all__ = ["match", "includes", "match_str", "str_match_scorer", "no_response", 
 LOCATIONS = ("begin", "end", "any", "exact")
 
 Check = Callable[[str, str], tuple[str, bool]]
+# check over columns: (completions, one target each) -> (answers, matched), as `check` per pair.
+CheckMany = Callable[[Sequence[str], Sequence[str]], tuple[list[str], list[bool]]]
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
@@ -23,7 +34,7 @@ def no_response(completion: str) -> bool:
     return not completion.strip()
 
 
-def str_match_scorer(check: Check) -> Callable[[SampleState, Target], Awaitable[Score]]:
+def str_match_scorer(check: Check, check_many: CheckMany | None = None) -> Callable[[SampleState, Target], Awaitable[Score]]:
     """A scorer trying `check(completion, target)` per target in order; the first match wins.
 
     An unmatched sample reports the answer extracted for the last target tried. An empty
@@ -42,6 +53,7 @@ def str_match_scorer(check: Check) -> Callable[[SampleState, Target], Awaitable[
 
     # The engine scores such scorers on columns with `check` (scoring/engine/text_scoring.py).
     score.text_check = check  # type: ignore[attr-defined]
+    score.text_check_many = check_many  # type: ignore[attr-defined]
     return score
 
 
@@ -129,7 +141,27 @@ def match(location: str = "end", *, ignore_case: bool = True, numeric: bool = Fa
     def check(value: str, target: str) -> tuple[str, bool]:
         return match_str(value, target, location, ignore_case, True, numeric)
 
-    return str_match_scorer(check)
+    def check_many(values: Sequence[str], targets: Sequence[str]) -> tuple[list[str], list[bool]]:
+        return match_str_many(values, targets, location, ignore_case)
+
+    return str_match_scorer(check, None if numeric else check_many)
+
+
+# output.startswith(wanted), output.endswith(wanted), output == wanted, wanted in output
+_COMPARE = {"begin": str.startswith, "end": str.endswith, "exact": operator.eq, "any": operator.contains}
+
+
+def match_str_many(values: Sequence[str], targets: Sequence[str], location: str, ignore_case: bool) -> tuple[list[str], list[bool]]:
+    """match_str (text, punctuation ignored) over columns: each step is one C-level map over the
+    batch instead of a Python call per sample (numeric matching stays per sample)."""
+    answers = list(map(str.strip, values))
+    outputs: Any = answers
+    wanted: Any = map(str.strip, targets)
+    if ignore_case:
+        outputs, wanted = map(str.casefold, outputs), map(str.casefold, wanted)
+    outputs = map(str.strip, outputs, repeat(PUNCTUATION_AND_SPACE))
+    wanted = map(str.strip, wanted, repeat(PUNCTUATION_AND_SPACE))
+    return answers, list(map(_COMPARE[location], outputs, wanted))
 
 
 @scorer(metrics=["accuracy", "stderr"])
@@ -146,4 +178,9 @@ def includes(ignore_case: bool = True):
             target = target.casefold()
         return value, target in value
 
-    return str_match_scorer(check)
+    def check_many(values: Sequence[str], targets: Sequence[str]) -> tuple[list[str], list[bool]]:
+        if ignore_case:
+            values, targets = list(map(str.casefold, values)), map(str.casefold, targets)
+        return list(values), list(map(operator.contains, values, targets))
+
+    return str_match_scorer(check, check_many)
