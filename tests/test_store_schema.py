@@ -175,3 +175,39 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
     # Deleting a sample still cascades to its scores (found through scores_effective).
     conn.execute("DELETE FROM samples WHERE id = 2")
     assert conn.execute("SELECT id FROM scores ORDER BY id").fetchall() == [(10,), (12,)]
+
+
+TEXT_VALUES = ["abc", "c", "Y", "maybe", "inf", "1.5e400", "0x10", "", "C", "P", "yes", "False", " 2 ", "1_000", "-0"]
+
+
+def test_a_text_score_has_one_number_whoever_wrote_it_and_it_is_inspects(tmp_path):
+    """Scoring jobs once stored NULL for text Inspect's value_to_float makes 0.0 ("abc", "c", "inf")
+    while ingest stored 0.0, so a filter saw one value two ways; version 8 mends old rows."""
+    from inspect_ai.scorer._metric import value_to_float
+
+    from evtui.store import jobs, rows, schema
+
+    to_float = value_to_float()
+    for text in TEXT_VALUES:
+        assert jobs.value_num(text) == rows.value_num(text) == to_float(text), text
+
+    path = tmp_path / "v7.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for version in range(1, 8):
+        for statement in schema._MIGRATIONS[version].split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
+    conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 1, 'c'), (4, 1, 'd')")
+    conn.execute(  # what an older scoring job wrote: NULL for "abc"; unscored (NaN, null) and numbers stay as they are
+        "INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id, value, value_num) VALUES "
+        "(1, 1, 's', 'job', 1, '\"abc\"', NULL), (2, 1, 's', 'job', 1, 'NaN', NULL), "
+        "(3, 1, 's', 'job', 1, 'null', NULL), (4, 1, 's', 'job', 1, '0.5', 0.5)"
+    )
+    schema.rebuild_search_index(conn)
+    conn.execute("PRAGMA user_version=7")
+    conn.close()
+    db = schema.connect(path)
+    assert db.conn.execute("SELECT value, value_num FROM scores ORDER BY sample_rowid").fetchall() == [
+        ('"abc"', 0.0), ("NaN", None), ("null", None), ("0.5", 0.5),
+    ]

@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evtui.records import ResultRecord
+# One numeric face of a score value for ingest, jobs and edits alike (Inspect's value_to_float):
+# a hand-written copy here gave NULL where ingest gave 0.0 ("abc", "c", "inf"), so a filter or
+# compare saw the same value differently depending on who wrote it.
+from evtui.store.rows import value_num  # noqa: F401 - jobs.value_num is used by the runner
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -32,7 +36,6 @@ SAMPLE_COLUMNS = (
     "s.output_text, s.choices, b.input, b.messages, s.detail_ref"
 )
 
-_NUMERIC_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
 def _now() -> str:
@@ -58,27 +61,6 @@ def loads(text: str | None, default: Any = None) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)  # NaN / Infinity literals (unscored values), which orjson refuses
-
-
-def value_num(value: Any) -> float | None:
-    """The numeric face of a score value for SQL sorts/filters; NULL when unscored or not scalar."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        number = float(value)
-        return None if math.isnan(number) else number
-    if isinstance(value, str):
-        if value in ("C", "P", "I", "N"):
-            return _NUMERIC_WORDS[value.lower()]
-        lowered = value.lower()
-        if lowered in ("yes", "true", "no", "false"):
-            return _NUMERIC_WORDS[lowered]
-        try:
-            number = float(lowered)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
 
 
 # --------------------------------------------------------------------------------- jobs

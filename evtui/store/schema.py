@@ -300,6 +300,9 @@ _V8 = (
     f"INSERT INTO scores_v8({_SCORE_COPY_COLUMNS}) SELECT {_SCORE_COPY_COLUMNS} FROM scores;\n"
     "DROP TABLE scores;\n"
     "ALTER TABLE scores_v8 RENAME TO scores;\n"
+    # Scoring jobs once stored NULL for text values Inspect's value_to_float makes 0.0 ("abc",
+    # "c", "inf"), where ingest stored 0.0: every JSON string value has a number in Inspect's view.
+    "UPDATE scores SET value_num = 0.0 WHERE value_num IS NULL AND value LIKE '\"%';\n"
     + _V4.split(";\n")[1].strip() + ";\n"  # scores_effective as version 4 made it
     + "\n".join(line for line in _V3.splitlines() if line.startswith("CREATE INDEX IF NOT EXISTS scores_"))
     + "\n"
