@@ -141,3 +141,14 @@ def test_run_ids_that_are_not_folder_names_read_back_as_they_are(tmp_path):
     assert runs["/synthetic/run.eval"] != runs["/synthetic/b.eval"]
     scores = _read(out, "scores")
     assert len(scores) == report.scores and {row["eval_id"] for row in scores} == {runs["/synthetic/run.eval"]}
+
+
+def test_a_runs_scores_are_read_in_an_index_order_without_a_sort(tmp_path):
+    """The export reads each run's scores along the scores table's UNIQUE key (schema v8): a sort
+    of 200k rows per run cost ~0.06 s each when the ORDER BY followed the old key."""
+    from evtui.store.schema import connect
+
+    db = connect(tmp_path / "index.db")
+    query = f"SELECT sc.id {parquet_export._FROM['scores']}"
+    plan = " ".join(row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {query}", (1,)))
+    assert "TEMP B-TREE" not in plan and "(run_id=?)" in plan

@@ -185,7 +185,8 @@ INSPECT_NAMED = {
 _FROM = {
     "runs": "FROM runs r WHERE r.id = ?",
     "samples": "FROM samples s WHERE s.run_id = ? ORDER BY s.id",
-    "scores": "FROM scores sc WHERE sc.run_id = ? ORDER BY sc.scorer, sc.job_id, sc.id",  # index order: no sort
+    # the UNIQUE key's order (schema v8): no sort
+    "scores": "FROM scores sc WHERE sc.run_id = ? ORDER BY sc.scorer, sc.source, sc.job_id, sc.sample_rowid",
 }
 _COLUMNS = {"runs": RUN_COLUMNS, "samples": SAMPLE_COLUMNS, "scores": SCORE_COLUMNS}
 
