@@ -323,19 +323,3 @@ def test_a_job_read_as_one_run_names_each_trials_evals_key() -> None:
     keys = {s.metadata["evals_key"] for s in samples if s.completed}
     assert keys == set(EXPECTED["two-agents"]["stats"]["evals"])
     assert all(s.sample_id.startswith(f"{s.metadata['evals_key']}/") for s in samples if s.completed)
-
-
-def test_harbors_own_reward_is_named_as_such_not_as_an_unknown_scorer(tmp_path: Path) -> None:
-    """The run screen's notes say the reward is Harbor's own score, kept as recorded, not an error."""
-    from evtui.scoring.engine.reproduction import run_reproduction_notes
-    from evtui.store.schema import connect
-
-    jobs = tmp_path / "jobs"
-    shutil.copytree(DATA / "jobs" / "binary-attempts", jobs / "binary-attempts")
-    db_path = tmp_path / "index.db"
-    assert not ingest_paths(db_path, [jobs]).failures
-    db = connect(db_path)
-    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
-    notes = run_reproduction_notes(db, run_id)
-    assert "'reward' is harbor's own score (no evtui scorer has that name): kept as recorded" in notes
-    assert not any("unknown scorer" in note for note in notes)

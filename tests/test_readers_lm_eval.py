@@ -222,20 +222,3 @@ def test_deleting_a_samples_file_re_reads_the_invocation(tmp_path):
     assert changed[(RESULTS.name, "evtui_ppl")][0] == "new"
     assert "evtui_ppl's recorded numbers load without its samples" in changed[(RESULTS.name, "")][1][0]
     assert report.missing == [str(samples_file("evtui_ppl", out))]
-
-
-def test_lm_evals_own_metrics_are_named_as_such_in_the_run_notes(tmp_path: Path) -> None:
-    """`exact_match,strict-match` is lm-eval's own number, kept as recorded, not a spec evtui failed to parse."""
-    from evtui.scoring.engine.reproduction import run_reproduction_notes
-    from evtui.store.ingest import ingest_paths
-    from evtui.store.schema import connect
-
-    logs = tmp_path / "logs"
-    shutil.copytree(OUT, logs / OUT.name)
-    db_path = tmp_path / "index.db"
-    assert not ingest_paths(db_path, [logs]).failures
-    db = connect(db_path)
-    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs WHERE task = 'evtui_arith' AND part = ''")]
-    notes = run_reproduction_notes(db, run_id)
-    assert "'exact_match,strict-match' is lm_eval's own score (no evtui scorer has that name): kept as recorded" in notes
-    assert not any("must be a name or a call" in note for note in notes)

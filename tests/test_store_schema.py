@@ -128,6 +128,18 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     assert accuracy == {"(all)": 0.75, "x": 0.5, "y": 1.0}  # epochs reduced by mean per sample
 
 
+def _index_of_version_7(path):
+    """An empty index as version 7 made it (its migrations run by hand), left at user_version 0."""
+    from evtui.store import schema
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    for version in range(1, 8):
+        for statement in schema._MIGRATIONS[version].split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+    return conn
+
+
 def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the_new_unique_key(tmp_path):
     """Version 8 (issue 14) rebuilds scores with its UNIQUE key led by (run_id, scorer, source,
     job_id) and drops scores_run_scorer: every row, id and edit survives, and a job's scores
@@ -135,11 +147,7 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
     from evtui.store import jobs, schema
 
     path = tmp_path / "v7.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for version in range(1, 8):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
-            if statement.strip():
-                conn.execute(statement)
+    conn = _index_of_version_7(path)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
     conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b')")
     conn.execute(
@@ -192,11 +200,7 @@ def test_a_text_score_has_one_number_whoever_wrote_it_and_it_is_inspects(tmp_pat
         assert jobs.value_num(text) == rows.value_num(text) == to_float(text), text
 
     path = tmp_path / "v7.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for version in range(1, 8):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
-            if statement.strip():
-                conn.execute(statement)
+    conn = _index_of_version_7(path)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
     conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 1, 'c'), (4, 1, 'd')")
     conn.execute(  # what an older scoring job wrote: NULL for "abc"; unscored (NaN, null) and numbers stay as they are

@@ -170,21 +170,24 @@ def _check_recorded(plan: RunPlan, names: list[str]) -> None:
 
 
 def _not_rerun(plan: RunPlan, name: str, error: Exception) -> None:
-    if plan.metrics is not None or plan.reducers is not None:
-        plan.aggregate_recorded.append(name)
-        plan.notes.append(f"recorded scorer {name!r} not re-run ({_short(error)}); its recorded scores are re-aggregated")
-    else:
-        plan.notes.append(f"recorded scorer {name!r} not re-run: {_short(error)}")
+    what, why = f"recorded scorer {name!r} not re-run", _short(error)
+    _keep_recorded(plan, name, f"{what} ({why}); its recorded scores are re-aggregated", f"{what}: {why}")
 
 
 def _harness_score(plan: RunPlan, name: str, fmt: str) -> None:
     # A Harbor reward, an lm-eval metric or Terminal-Bench's is_resolved came from the harness's own
     # verifier: not a failure to re-run, so the note says what it is rather than "unknown scorer".
+    what = f"{name!r} is {fmt}'s own score (no evtui scorer has that name)"
+    _keep_recorded(plan, name, f"{what}: its recorded scores are re-aggregated", f"{what}: kept as recorded")
+
+
+def _keep_recorded(plan: RunPlan, name: str, aggregated_note: str, kept_note: str) -> None:
+    """The recorded scores of `name` stand: re-aggregated when the job names metrics or reducers."""
     if plan.metrics is not None or plan.reducers is not None:
         plan.aggregate_recorded.append(name)
-        plan.notes.append(f"{name!r} is {fmt}'s own score (no evtui scorer has that name): its recorded scores are re-aggregated")
+        plan.notes.append(aggregated_note)
     else:
-        plan.notes.append(f"{name!r} is {fmt}'s own score (no evtui scorer has that name): kept as recorded")
+        plan.notes.append(kept_note)
 
 
 def _check_epochs(plan: RunPlan) -> None:
