@@ -144,7 +144,7 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
     """Version 8 (issue 14) rebuilds scores with its UNIQUE key led by (run_id, scorer, source,
     job_id) and drops scores_run_scorer: every row, id and edit survives, and a job's scores
     are still one seek (and still upserted in place)."""
-    from evtui.store import jobs, schema
+    from evtui.store import job_score_writes, schema
 
     path = tmp_path / "v7.db"
     conn = _index_of_version_7(path)
@@ -173,7 +173,7 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
         "EXPLAIN QUERY PLAN SELECT sample_rowid FROM scores WHERE run_id = 1 AND scorer = 'match' AND job_id = 3 AND source = 'job'"))  # fmt: skip
     assert "(run_id=? AND scorer=? AND source=? AND job_id=?)" in plan
     # The job's score is replaced in place, a new one added; a duplicate key is still refused.
-    jobs.write_score_rows(db, [(1, 1, "match", 3, '"C"', 1.0, "z", "z", None, "{}", "now"),
+    job_score_writes.write_score_rows(db, [(1, 1, "match", 3, '"C"', 1.0, "z", "z", None, "{}", "now"),
                                (2, 1, "match", 3, '"I"', 0.0, "w", "w", None, "{}", "now")])  # fmt: skip
     assert conn.execute("SELECT id, sample_rowid, value FROM scores WHERE source = 'job' ORDER BY id").fetchall() == [
         (12, 1, '"C"'), (14, 2, '"I"'),
@@ -193,11 +193,11 @@ def test_a_text_score_has_one_number_whoever_wrote_it_and_it_is_inspects(tmp_pat
     while ingest stored 0.0, so a filter saw one value two ways; version 8 mends old rows."""
     from inspect_ai.scorer._metric import value_to_float
 
-    from evtui.store import jobs, rows, schema
+    from evtui.store import job_score_writes, rows, schema
 
     to_float = value_to_float()
     for text in TEXT_VALUES:
-        assert jobs.value_num(text) == rows.value_num(text) == to_float(text), text
+        assert job_score_writes.value_num(text) == rows.value_num(text) == to_float(text), text
 
     path = tmp_path / "v7.db"
     conn = _index_of_version_7(path)

@@ -12,7 +12,7 @@ import pytest
 
 from evtui.scoring.engine import runner
 from evtui.scoring.engine.config import ScoringJobConfig
-from evtui.store import jobs
+from evtui.store import job_score_writes, jobs
 from evtui.store.ingest import ingest_paths
 from evtui.store.schema import connect, index_sample_metadata
 
@@ -196,11 +196,11 @@ def test_score_rows_for_a_sample_that_is_gone_are_refused_and_nothing_is_written
         job_id = jobs.create_job(db, {})
         now = jobs.now_text()
         plain = [(rowid, 1, "match", job_id, '"C"', 1.0, "a", "a", now) for rowid in rowids[:50]]
-        assert jobs.write_score_rows(db, [], plain=plain) == 50
+        assert job_score_writes.write_score_rows(db, [], plain=plain) == 50
         db.execute("DELETE FROM samples WHERE id = ?", [rowids[60]])
         gone = [(rowid, 1, "match", job_id, '"I"', 0.0, "b", "b", now) for rowid in rowids[50:70]]
         with pytest.raises(sqlite3.IntegrityError):
-            jobs.write_score_rows(db, [], plain=gone)
+            job_score_writes.write_score_rows(db, [], plain=gone)
         stored = db.execute("SELECT count(*), sum(reason IS NULL), min(metadata) FROM scores WHERE job_id = ?", [job_id]).fetchone()
         assert stored == (50, 50, "{}")  # the defaults stand in for the columns a plain row leaves out
         assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1

@@ -43,7 +43,8 @@ from evtui.scoring.engine.units import ScorerUnit, plan_units, run_results_for
 from evtui.scoring.engine.template_fields import check_job_templates
 from evtui.scoring.engine.unscored import unscored_line, unscored_reason
 from evtui.score_values import is_unscored
-from evtui.store import jobs
+from evtui.store import job_score_writes, jobs
+from evtui.store.rows import value_num
 
 ProgressCallback = Callable[[JobProgress], None]
 PROGRESS_INTERVAL = 0.25  # seconds between progress posts: at most 4 a second
@@ -363,12 +364,12 @@ async def _score_run(
         last_flush = time.monotonic()
         if batch:
             gc.collect(0)  # the collector is paused while scoring: young cycles, if any, go here
-            jobs.write_scores(db, job_id, batch)
+            job_score_writes.write_scores(db, job_id, batch)
             jobs.update_job(db, job_id, done=progress.done, errors=progress.errors, grader_usage=tuple(progress.grader_usage))
 
     def record(rowid: int, unit: ScorerUnit, scores: list[tuple[str, Any]], failed: bool, state: Any) -> None:
         for name, score in scores:
-            number = jobs.value_num(score.value)
+            number = value_num(score.value)
             progress.add_grader_usage(score.metadata)
             made.append((rowid, plan.run["id"], name, score, number))
             if kept is not None:

@@ -20,12 +20,12 @@ import orjson
 
 from evtui.scoring.engine.unscored import unscored_reason
 from evtui.score_values import Target
-from evtui.store import jobs
+from evtui.store import job_score_writes, jobs
 
 __all__ = ["text_check", "score_text_run"]
 
 Check = Callable[[str, str], tuple[str, bool]]
-# The JSON text and numeric face of str_match_scorer's two values, as jobs.write_scores stores them.
+# The JSON text and numeric face of str_match_scorer's two values, as job_score_writes.write_scores stores them.
 _CORRECT = (jobs.dumps("C"), 1.0)
 _INCORRECT = (jobs.dumps("I"), 0.0)
 _NAN = float("nan")
@@ -64,7 +64,7 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
     """
     names = [unit.name for unit in units]
     sums = {name: progress.sums.setdefault(name, [0.0, 0]) for name in names}
-    plain: list[tuple] = []  # rows with no reason (jobs.write_score_rows' `plain`)
+    plain: list[tuple] = []  # rows with no reason (job_score_writes.write_score_rows' `plain`)
     full: list[tuple] = []  # rows with a reason: an empty completion, a scorer that raised
     last_flush = time.monotonic()
     cancelled = cancel.is_set if cancel is not None else None
@@ -75,7 +75,7 @@ def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: 
         nonlocal plain, full, last_flush
         if plain or full:
             job = {"job_id": job_id, "done": progress.done, "errors": progress.errors, "grader_usage": tuple(progress.grader_usage)}
-            jobs.write_score_rows(db, full, job=job, plain=plain)
+            job_score_writes.write_score_rows(db, full, job=job, plain=plain)
             plain, full = [], []
         last_flush = time.monotonic()
 
