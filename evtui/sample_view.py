@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evtui.store.queries.filters import effective_rank, quote
+from evtui.store.queries.effective_scores import effective_rank
+from evtui.store.queries.filters import quote
 from evtui.store.queries import EpochRow, SampleDetail, ScoreDetail, get_run, get_sample, page_samples, sample_epochs
 from evtui.store.queries.ui import run_scorers
 from evtui.store.schema import connect
@@ -155,7 +156,7 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
 
 def _score_views(scores: list[ScoreDetail], scorers: list[str]) -> list[ScoreView]:
     """Scores grouped by scorer in the run's order, the effective one (human > latest job > log,
-    a job's unscored one last: filters.py EFFECTIVE_ORDER) first in each group."""
+    a job's unscored one last: effective_scores.py EFFECTIVE_ORDER) first in each group."""
     ranked = sorted(scores, key=lambda s: (s.scorer, *effective_rank(s.source, s.job_id, s.value, s.value_num), s.id))
     views, seen = [], set()
     for score in ranked:

@@ -1,6 +1,6 @@
 """The comparison's packed read of a run's effective scores (store/queries/score_arrays.py,
 issue 16's "shows in ≤ 1 s") gives, value for value, what the store defines as each sample's
-effective score (filters.py EFFECTIVE_ORDER, one correlated query per sample, as the samples
+effective score (effective_scores.py EFFECTIVE_ORDER, one correlated query per sample, as the samples
 list shows it) and what the row-by-row read gives: on real runs with epochs, a job re-scoring
 part of a run, a job whose grader failed (its unscored scores must not hide the log's grade), a
 human review, and dict-valued and unscored scores."""
@@ -18,7 +18,7 @@ from evtui.scoring.engine.config import GraderConfig, SampleSubset, ScoringJobCo
 from evtui.scoring.engine.runner import run_job
 from evtui.store.queries import compare as compare_queries
 from evtui.store.queries.compare import run_scores
-from evtui.store.queries.filters import score_column_sql
+from evtui.store.queries.effective_scores import score_column_sql
 from evtui.store.schema import connect
 from evtui.store.score_edits import add_human_edit
 

@@ -77,7 +77,7 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
 
 def test_the_effective_score_is_read_from_one_covering_index_seek(tmp_path):
     """EFFECTIVE_ORDER must match the scores_effective index word for word (issue 11.2)."""
-    from evtui.store.queries.filters import score_column_sql
+    from evtui.store.queries.effective_scores import score_column_sql
 
     conn = open_connection(tmp_path / "index.db")
     for what in ("value", "value_num"):

@@ -244,7 +244,7 @@ CREATE TRIGGER IF NOT EXISTS samples_metadata_update AFTER UPDATE OF metadata ON
 """
 
 # Version 4: a job's score without a value (its grader failed, say) never counts over a graded
-# score of another source or job. store/queries/filters.py EFFECTIVE_ORDER sorts on this same
+# score of another source or job. store/queries/effective_scores.py EFFECTIVE_ORDER sorts on this same
 # expression first (word for word, or SQLite stops using the index for the order); the
 # precedence is otherwise human > latest job > log.
 _V4 = """

@@ -2,7 +2,7 @@
 
 runs.py (runs and their recorded results), samples.py (one sample, its epochs, value counts),
 paging.py (the paged, filtered, sorted sample list), filters.py (the filter language compiled to
-parameterised SQL), groups.py (per-group scores and sizes), compare.py (runs side by side) and
+parameterised SQL), effective_scores.py (which of a sample's scores counts), groups.py (per-group scores and sizes), compare.py (runs side by side) and
 ui.py (small look-ups the screens need). `from evtui.store import queries as q` gives the runs
 and samples queries under one name.
 """

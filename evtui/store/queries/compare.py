@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evtui.store.queries.filters import EFFECTIVE_ORDER
+from evtui.store.queries.effective_scores import EFFECTIVE_ORDER
 from evtui.store.queries.runs import Db, ResultRow, _headlines, conn_of, run_results
 from evtui.store.queries.score_arrays import (
     SampleRange, effective_column, same_sample_keys, sample_ids_at, sample_key_texts, sample_range,

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evtui.store.queries.effective_scores import score_column_sql
 from evtui.store.rows import dump_value, id_sort_key
 
 __all__ = [
@@ -35,12 +36,8 @@ __all__ = [
     "compile_filter",
     "compile_filter_plan",
     "resolve_field",
-    "score_column_sql",
     "quote",
     "FIELDS",
-    "EFFECTIVE_ORDER",
-    "SOURCE_PRECEDENCE",
-    "effective_rank",
 ]
 
 
@@ -116,24 +113,6 @@ FIELDS: dict[str, tuple[str, str]] = {
     "completed": ("num", "s.completed"),
 }
 
-# Which score counts when a sample has several for one scorer: a human's, then the latest evtui
-# job's, then the log's; but a job's score without a value (a failed grader) never counts over
-# any score with one. The scores_effective index (schema version 4) holds the same expression
-# after (sample_rowid, scorer), then source (whose names sort in precedence order) and
-# job_id DESC, so it hands over the effective row in one seek.
-UNSCORED_JOB = "(sc.source = 'job' AND sc.value_num IS NULL AND (sc.value IS NULL OR sc.value IN ('NaN', 'null')))"
-EFFECTIVE_ORDER = f"{UNSCORED_JOB}, sc.source, sc.job_id DESC"
-SOURCE_PRECEDENCE = ("human", "job", "log")  # the same order, for code ranking scores already read
-
-
-def effective_rank(source: str, job_id: int, value: Any, value_num: float | None) -> tuple[int, int, int]:
-    """EFFECTIVE_ORDER for a score already read (lowest ranks first); `value` as decoded."""
-    no_value = value is None or (isinstance(value, float) and value != value)
-    unscored_job = source == "job" and value_num is None and no_value
-    rank = SOURCE_PRECEDENCE.index(source) if source in SOURCE_PRECEDENCE else len(SOURCE_PRECEDENCE)
-    return (int(unscored_job), rank, -job_id)
-
-
 def quote(text: str) -> str:
     """`text` as a string literal of this language (for filters made in code, e.g. a group's)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -143,24 +122,6 @@ def _stored_json(text: str) -> str:
     """A string as the index stores a score value: store/rows.py dump_value (orjson, which keeps
     non-ASCII characters as they are where json.dumps would escape them)."""
     return dump_value(text)
-
-
-def score_column_sql(column: str, what: str = "value") -> tuple[str, tuple[Any, ...]]:
-    """A correlated subquery for one score column of sample `s`; `what` is a scores column.
-
-    `column` is `scorer`, `scorer@log`, `scorer@human` or `scorer@<job_id>`.
-    """
-    scorer, _, qualifier = column.partition("@")
-    params: list[Any] = [scorer]
-    where = "sc.sample_rowid = s.id AND sc.scorer = ?"
-    if qualifier in ("log", "human", "job"):
-        where += " AND sc.source = ?"
-        params.append(qualifier)
-    elif qualifier:
-        where += " AND sc.job_id = ?"
-        params.append(int(qualifier))
-    sql = f"(SELECT sc.{what} FROM scores sc WHERE {where} ORDER BY {EFFECTIVE_ORDER} LIMIT 1)"
-    return sql, tuple(params)
 
 
 def _valid_score_column(column: str) -> bool:

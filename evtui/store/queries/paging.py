@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from evtui.store.queries.filters import Seek, compile_filter_plan, score_column_sql
+from evtui.store.queries.effective_scores import score_column_sql
+from evtui.store.queries.filters import Seek, compile_filter_plan
 from evtui.store.queries.runs import Db, conn_of
 from evtui.store.queries.ui import indexed_sample_count
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evtui.store.queries.filters import EFFECTIVE_ORDER, resolve_field, score_column_sql
+from evtui.store.queries.effective_scores import EFFECTIVE_ORDER, score_column_sql
+from evtui.store.queries.filters import resolve_field
 from evtui.store.queries.paging import (  # noqa: F401  (re-exported)
     SORTS,
     SamplePage,

@@ -1,7 +1,7 @@
 """One scorer's effective score for every sample of a run, read as packed arrays for the
 comparison (store/queries/compare.py run_scores): no Python object per row.
 
-The effective score is the filter language's (store/queries/filters.py EFFECTIVE_ORDER): a
+The effective score is the filter language's (store/queries/effective_scores.py EFFECTIVE_ORDER): a
 human's, then the latest job's, then the log's, a job's score without a value never over one
 with a value. A run scored by one source and job has at most one row per sample (the scores
 table's UNIQUE (sample_rowid, scorer, source, job_id)), read in sample_rowid order from either
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evtui.store.queries.filters import EFFECTIVE_ORDER
+from evtui.store.queries.effective_scores import EFFECTIVE_ORDER
 
 __all__ = ["EffectiveColumn", "effective_column", "SampleRange", "sample_range", "sample_key_texts", "same_sample_keys",
            "sample_ids_at"]  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evtui.store.queries.filters import EFFECTIVE_ORDER
+from evtui.store.queries.effective_scores import EFFECTIVE_ORDER
 from evtui.store.queries.runs import Db, conn_of
 
 
