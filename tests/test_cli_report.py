@@ -112,3 +112,17 @@ def test_group_by_gives_each_groups_95_interval_as_the_groups_chart_draws_it(run
     for r in with_interval:
         [expected] = [m for m in match if m["label"] == r["group"]]
         assert (float(r["ci95_low"]), float(r["ci95_high"]), float(r["stderr"])) == (expected["low"], expected["high"], expected["stderr"])
+
+
+def test_a_run_that_records_no_metrics_reports_the_ones_the_run_screen_computes(tmp_path):
+    """Plain JSONL records no metrics: the run screen shows them computed from the scores, marked
+    so, and the report gives the same rows (it said "no results" before)."""
+    logs = tmp_path / "logs"
+    shutil.copytree(DATA / "jsonl", logs)
+    done = evtui("report", str(logs), "--db", str(tmp_path / "index.db"), "--json")
+    assert done.returncode == 0, done.stderr
+    (capitals,) = [run for run in json.loads(done.stdout) if run["path"].endswith("capitals.jsonl")]
+    exact = {r["metric"]: r for r in capitals["results"] if r["scorer"] == "exact"}
+    assert exact["mean"]["value"] == pytest.approx(0.75) and exact["stderr"]["value"] == pytest.approx(0.25)
+    assert (exact["mean"]["scored"], exact["mean"]["unscored"]) == (2, 1)
+    assert {r["source"] for r in capitals["results"]} == {"computed (run records none)"}

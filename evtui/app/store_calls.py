@@ -41,16 +41,11 @@ def fetch_live_runs(db_path: Path, run_ids: list[int]) -> dict[int, Any]:
 
 def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, list[queries.ResultRow]]:
     """One run and all its result rows (recorded and computed)."""
-    from evtui.scoring.engine.computed import computed_results
+    from evtui.scoring.engine.computed import listed_results
 
     db = connect(db_path)
     try:
-        run, results = queries.get_run(db, run_id), queries.run_results(db, run_id)
-        computed = [
-            queries.ResultRow(0, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, dict(r.params), seq, computed=True)
-            for seq, r in enumerate(computed_results(db, run_id))
-        ]
-        return run, computed + results
+        return queries.get_run(db, run_id), listed_results(db, run_id)
     finally:
         db.conn.close()
 

@@ -88,7 +88,8 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
     """Per run: its identity, its results (as the run screen lists them) and each grouping's groups."""
     from evtui.scoring.engine.groups import group_table
     from evtui.scoring.engine.reviewed import reviewed_results
-    from evtui.store.queries.runs import get_run, run_results
+    from evtui.scoring.engine.computed import listed_results
+    from evtui.store.queries.runs import get_run
     from evtui.store.schema import connect
 
     report = []
@@ -96,7 +97,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
         db = connect(db_path)
         try:
             detail = get_run(db, run_id)
-            results = run_results(db, run_id)
+            results = listed_results(db, run_id)  # computed ones too, when the run records none
         finally:
             db.conn.close()
         if detail is None:
@@ -152,6 +153,8 @@ def group_interval_rows(groups: Any, scorer: str | None) -> list[dict[str, Any]]
 
 def _result(result: Any) -> dict[str, Any]:
     source = "recorded" if not result.job_id else f"evtui job {result.job_id}"
+    if result.computed:
+        source = "computed (run records none)"  # as the run screen says
     if result.reviews:
         source += f" + {result.reviews} review{'s' if result.reviews != 1 else ''}"
     return {

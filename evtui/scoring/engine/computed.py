@@ -104,3 +104,15 @@ def _compute(db: Any, run_id: int) -> list[ResultRecord]:
     run = jobs.run_info(db, run_id)
     rows = jobs.recorded_scores(db, run_id, jobs.recorded_score_names(db, run_id))
     return results_for_rows(rows, run)
+
+
+def listed_results(db: Any, run_id: int) -> list[Any]:
+    """The run's result rows as the run screen and `evtui report` list them: the metrics computed
+    from its scores when it records none (marked `computed`), then its recorded and job rows."""
+    from evtui.store.queries.runs import ResultRow, run_results
+
+    computed = [
+        ResultRow(0, r.scorer, r.reducer, r.metric, r.value, r.scored, r.unscored, dict(r.params), seq, computed=True)
+        for seq, r in enumerate(computed_results(db, run_id))
+    ]
+    return computed + run_results(db, run_id)
