@@ -67,3 +67,25 @@ def test_the_largest_accepted_filters_run_in_sqlite(index, text):
     count = count_samples(db, run_id, filter=text, score_columns=["match"])
     page = page_samples(db, run_id, filter=text, score_columns=["match"], limit=5)
     assert 0 <= count and len(page.rows) == min(5, count)
+
+
+def test_a_scorer_named_with_an_at_sign_and_markup_shows_its_scores_in_the_samples_list(tmp_path):
+    """A run's scorer named `sc[@click=app.quit]x[/]` (an "@" that is not a qualifier) lists its
+    scores; before, every row of the samples list showed a ValueError from int()."""
+    import json
+
+    from evtui.store.ingest import ingest_paths
+    from evtui.store.schema import connect
+
+    name = "sc[bold]PWN[/] [@click=app.quit]x[/] \x1b[31mRED"
+    lines = [{"run": {"task": "t", "model": "m"}}] + [
+        {"id": f"s{i}", "epoch": 1, "input": "q", "target": "a", "output": "a", "scores": {name: {"value": i % 2}}}
+        for i in range(3)
+    ]
+    (tmp_path / "hostile.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert not ingest_paths(tmp_path / "index.db", [tmp_path]).failures
+    db = connect(tmp_path / "index.db")
+    (run,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+    rows = page_samples(db, run, score_columns=[name], limit=10).rows
+    assert [row.scores[name].value for row in rows] == [0, 1, 0]
+    assert [row.scores[name].value for row in page_samples(db, run, score_columns=[name], sort=name, limit=10).rows] == [0, 0, 1]

@@ -29,9 +29,14 @@ def effective_rank(source: str, job_id: int, value: Any, value_num: float | None
 def score_column_sql(column: str, what: str = "value") -> tuple[str, tuple[Any, ...]]:
     """A correlated subquery for one score column of sample `s`; `what` is a scores column.
 
-    `column` is `scorer`, `scorer@log`, `scorer@human` or `scorer@<job_id>`.
+    `column` is `scorer`, `scorer@log`, `scorer@human` or `scorer@<job_id>`; any other text after
+    an `@` is part of the scorer's name.
     """
-    scorer, _, qualifier = column.partition("@")
+    scorer, at, qualifier = column.rpartition("@")
+    if not at or not (qualifier in ("log", "human", "job") or qualifier.isdigit()):
+        # A scorer whose own name holds an "@" (any text a run gives it): the whole name, no
+        # qualifier; `int()` of the rest failed on every row of the samples list before.
+        scorer, qualifier = column, ""
     params: list[Any] = [scorer]
     where = "sc.sample_rowid = s.id AND sc.scorer = ?"
     if qualifier in ("log", "human", "job"):
