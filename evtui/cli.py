@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+# evtui's numpy work is reductions over columns and vector products, which one BLAS thread does
+# as fast: OpenBLAS's pool of one thread per core costs 55 ms of CPU at import (a third of a
+# command's start) and its spinning threads slow a busy machine. The user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 SUBCOMMANDS = {
     "ingest": "Index run files into the SQLite index and print a summary.",
