@@ -15,7 +15,13 @@ RunStatus = Literal["started", "success", "cancelled", "error"]
 ScoreSource = Literal["log", "job", "human"]
 
 
-class Usage(BaseModel):
+class _Record(BaseModel):
+    # Validators are built on first use, not at import: building all six costs 45 ms of every
+    # command's start, and most commands (`score`, `report`, `compare`) validate none.
+    model_config = ConfigDict(defer_build=True)
+
+
+class Usage(_Record):
     """Token, cost and time accounting; None means the file does not say."""
 
     model_config = ConfigDict(extra="forbid")
@@ -28,7 +34,7 @@ class Usage(BaseModel):
     working_time: float | None = None  # seconds, excluding waits
 
 
-class ScoreEditRecord(BaseModel):
+class ScoreEditRecord(_Record):
     """One entry of a score's edit history, with provenance when the file records it."""
 
     value: Any = None
@@ -41,7 +47,7 @@ class ScoreEditRecord(BaseModel):
     timestamp: str | None = None
 
 
-class ScoreRecord(BaseModel):
+class ScoreRecord(_Record):
     """One scorer's verdict on one sample (one epoch) as recorded in a run file."""
 
     scorer: str
@@ -54,7 +60,7 @@ class ScoreRecord(BaseModel):
     source: ScoreSource = "log"
 
 
-class SampleRecord(BaseModel):
+class SampleRecord(_Record):
     """One (run, sample id, epoch)."""
 
     sample_id: str  # always text; Inspect int ids become "1"
@@ -75,7 +81,7 @@ class SampleRecord(BaseModel):
     detail_ref: str | None = None
 
 
-class ResultRecord(BaseModel):
+class ResultRecord(_Record):
     """One headline metric recorded in a run: scorer × reducer × metric → value."""
 
     scorer: str  # the EvalScore name (scorer name, or the dict key for dict-valued scores)
@@ -87,7 +93,7 @@ class ResultRecord(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunRecord(BaseModel):
+class RunRecord(_Record):
     """One run file: task, model, status and what the file says about its results."""
 
     path: str
