@@ -231,8 +231,9 @@ def subset_rowids(
     *,
     score_columns: Sequence[str] = (),
     include_errors: bool = True,
-) -> list[int]:
-    """The sample rowids of `run_id` a job with `subset` covers, in rowid order.
+) -> Sequence[int]:
+    """The sample rowids of `run_id` a job with `subset` covers, in rowid order (a range when
+    they are consecutive).
 
     `include_errors=False` leaves out samples that ended in an error (Inspect never scores them).
     `random` picks N sample ids (every epoch of each, so reducers see whole samples) with a
@@ -242,6 +243,11 @@ def subset_rowids(
     if not include_errors:
         clause += " AND s.error IS NULL"
     if (subset or {}).get("kind") != "random":  # rowids only: a million (id, sample id) rows cost 100 MB
+        count, first, last = db.execute(
+            f"SELECT count(*), min(s.id), max(s.id) FROM samples s WHERE s.run_id = ?{clause}", [run_id, *params]
+        ).fetchone()
+        if count and last - first + 1 == count:  # a whole run, as ingest writes it: no list of every rowid
+            return range(first, last + 1)
         return [row[0] for row in db.execute(f"SELECT s.id FROM samples s WHERE s.run_id = ?{clause} ORDER BY s.id", [run_id, *params])]
     rows = db.execute(
         f"SELECT s.id, s.sample_id FROM samples s WHERE s.run_id = ?{clause} ORDER BY s.id", [run_id, *params]
@@ -300,7 +306,8 @@ def fetch_text_samples(db: sqlite_utils.Database, rowids: Sequence[int]) -> list
     scorer (scoring/engine/text_scoring.py) reads."""
     if not rowids:
         return []
-    if rowids[-1] - rowids[0] == len(rowids) - 1 and all(map(int.__lt__, rowids, rowids[1:])):
+    consecutive = type(rowids) is range and rowids.step == 1
+    if consecutive or (rowids[-1] - rowids[0] == len(rowids) - 1 and all(map(int.__lt__, rowids, rowids[1:]))):
         # Consecutive rowids (a whole run, or most of one): one range scan, not a seek per rowid.
         return db.conn.execute(
             "SELECT id, sample_id, target, output_text FROM samples WHERE id BETWEEN ? AND ? ORDER BY id", (rowids[0], rowids[-1])
