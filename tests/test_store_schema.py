@@ -59,9 +59,9 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"scores_effective", "samples_run_errored", "samples_run_limited", "scores_value", "scores_value_num"} <= names
+    assert {"scores_effective", "samples_run_errored", "samples_run_limited", "scores_by_value"} <= names
     assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]
     # The transcript moved out of the samples row, to sample_bodies under the same rowid.
     assert {"input", "messages"}.isdisjoint(row[1] for row in conn.execute("PRAGMA table_info(samples)"))
@@ -117,7 +117,7 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     assert conn.execute("SELECT count(*) FROM samples").fetchone()[0] == 4
     assert "samples_run_epoch" in {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN SELECT max(epoch) FROM samples WHERE run_id = 1"))
@@ -163,12 +163,12 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
 
     db = schema.connect(path)
     conn = db.conn
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     assert conn.execute("SELECT * FROM scores ORDER BY id").fetchall() == before
     assert conn.execute("SELECT s.value FROM score_edits e JOIN scores s ON s.id = e.score_id").fetchall() == [('"C"',)]
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'scores'")}
-    assert "scores_run_scorer" not in names and {"scores_effective", "scores_value", "scores_value_num", "scores_human"} <= names
+    assert "scores_run_scorer" not in names and {"scores_effective", "scores_by_value", "scores_human"} <= names
     plan = " ".join(row[3] for row in conn.execute(
         "EXPLAIN QUERY PLAN SELECT sample_rowid FROM scores WHERE run_id = 1 AND scorer = 'match' AND job_id = 3 AND source = 'job'"))  # fmt: skip
     assert "(run_id=? AND scorer=? AND source=? AND job_id=?)" in plan
@@ -215,3 +215,41 @@ def test_a_text_score_has_one_number_whoever_wrote_it_and_it_is_inspects(tmp_pat
     assert db.conn.execute("SELECT value, value_num FROM scores ORDER BY sample_rowid").fetchall() == [
         ('"abc"', 0.0), ("NaN", None), ("null", None), ("0.5", 0.5),
     ]
+
+
+def test_an_index_of_version_8_seeks_a_text_score_by_its_one_number_even_where_an_old_writer_disagreed(tmp_path, monkeypatch):
+    """Version 9 (issue 14) makes the two value indexes one, (run_id, scorer, value_num, value): a
+    string filter seeks (value_num, value), so every text value's number is made Inspect's first."""
+    from evtui.store import schema
+    from evtui.store.queries import paging
+    from evtui.store.queries.paging import count_samples
+
+    monkeypatch.setattr(paging, "SEEK_MIN", 10**9)  # seek whatever the run's size
+    path = tmp_path / "v8.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for version in range(1, 9):
+        for statement in schema._MIGRATIONS[version].split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
+    conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 1, 'c')")
+    conn.execute(  # "Z" with 0.5: no evtui wrote that, but a row whose number disagrees must still be found
+        "INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id, value, value_num) VALUES "
+        "(1, 1, 'match', 'log', 0, '\"Z\"', 0.5), (2, 1, 'match', 'log', 0, '\"C\"', 1.0), (3, 1, 'match', 'log', 0, '2.5', 2.5)"
+    )
+    schema.rebuild_search_index(conn)
+    conn.execute("PRAGMA user_version=8")
+    conn.close()
+
+    db = schema.connect(path)
+    conn = db.conn
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+    assert conn.execute("SELECT value, value_num FROM scores ORDER BY sample_rowid").fetchall() == [
+        ('"Z"', 0.0), ('"C"', 1.0), ("2.5", 2.5),
+    ]
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'scores'")}
+    assert "scores_by_value" in names and not {"scores_value", "scores_value_num"} & names
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT sample_rowid FROM scores WHERE run_id = 1 AND scorer = 'match' AND value_num IS 0.0 AND value = '\"Z\"'"))  # fmt: skip
+    assert "scores_by_value (run_id=? AND scorer=? AND value_num=? AND value=?)" in plan
+    assert [count_samples(db, 1, text, score_columns=["match"]) for text in ('match == "Z"', 'match == "C"', "match > 2")] == [1, 1, 1]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evtui.store.queries.effective_scores import score_column_sql
-from evtui.store.rows import dump_value, id_sort_key
+from evtui.store.rows import dump_value, id_sort_key, value_num
 
 __all__ = [
     "FilterError",
@@ -395,8 +395,13 @@ class _Parser:
         op = "=" if operator == "==" else operator
         if table == "sample_metadata":
             return (Seek(table, f"key = ? AND value {op} ?", (name, value)),)
-        column, bound = ("value", _stored_json(value)) if isinstance(value, str) else ("value_num", value)
-        return (Seek(table, f"scorer = ? AND {column} {op} ?", (name, bound)),)
+        if not isinstance(value, str):
+            return (Seek(table, f"scorer = ? AND value_num {op} ?", (name, value)),)
+        if op != "=":  # strings order by their JSON text, which the index orders only within a value_num
+            return ()
+        # scores_by_value is (run_id, scorer, value_num, value): a string's value_num is a
+        # function of the string (the one store/rows.value_num every writer uses).
+        return (Seek(table, "scorer = ? AND value_num IS ? AND value = ?", (name, value_num(value), _stored_json(value))),)
 
     def comparison_sql(self, field: FieldSQL, op: _Token, value: Any, literal: _Token) -> str:
         operator = op.value
