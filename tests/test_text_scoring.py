@@ -206,3 +206,14 @@ def test_score_rows_for_a_sample_that_is_gone_are_refused_and_nothing_is_written
         assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     finally:
         db.conn.close()
+
+
+def test_a_batch_of_targets_reads_as_each_target_on_its_own():
+    """The batch parse (one orjson call) gives what the per-sample read gives, for every shape a
+    target column holds, and falls back to it where the batch is not one JSON array."""
+    from evtui.scoring.engine.text_scoring import _all_targets, _targets
+
+    texts = [None, "[]", '["A"]', '["a", "b"]', '"x"', "[]", '["Ünïcode", "\\"q\\""]']
+    assert _all_targets(texts) == [_targets(text) for text in texts] == [[], [], ["A"], ["a", "b"], ["x"], [], ["Ünïcode", '"q"']]
+    odd = ['["A"]', "[NaN]", '["B"]']  # not JSON to orjson: each read on its own, as before
+    assert _all_targets(odd) == [_targets(text) for text in odd]
