@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evtui.store.queries.groups import _HUMAN_JOIN, Grouping, _outcome_where, _reviewed, _source_clause
+from evtui.store.queries.groups import _ERRORED, _HUMAN_JOIN, Grouping, _outcome_where, _reviewed, _source_clause
 from evtui.store.queries.runs import Db, conn_of
 
 __all__ = ["SEPARATOR", "grouped_score_texts", "score_texts", "scored_scorers", "seeks_groups"]
@@ -74,7 +74,7 @@ def score_texts(
         base, where, where_params = "samples s", f"s.run_id = ? AND {column} = ?", [run_id, group]
     elif grouping.kind == "outcome":
         condition, extra = _outcome_where(group)
-        base, where, where_params = "samples s", f"s.run_id = ? AND {condition}", [run_id, *extra]
+        base, where, where_params = _ERRORED if group == "error" else "samples s", f"s.run_id = ? AND {condition}", [run_id, *extra]
     elif group is None:  # samples without the key (or with JSON null there)
         base, where = "samples s LEFT JOIN sample_metadata m ON m.sample_rowid = s.id AND m.key = ?", "s.run_id = ? AND m.value IS NULL"
         base_params = [grouping.key]

@@ -182,7 +182,7 @@ def _metadata_group_sizes(db: Db, run_id: int, key: str) -> list[GroupSize]:
         (run_id, key),
     ).fetchall()
     errors = dict(conn.execute(
-        "SELECT m.value, count(*) FROM samples s LEFT JOIN sample_metadata m ON m.sample_rowid = s.id AND m.key = ? "
+        f"SELECT m.value, count(*) FROM {_ERRORED} LEFT JOIN sample_metadata m ON m.sample_rowid = s.id AND m.key = ? "
         "WHERE s.run_id = ? AND s.error != '' GROUP BY m.value",
         (key, run_id),
     ).fetchall())  # fmt: skip
@@ -196,6 +196,9 @@ def _metadata_group_sizes(db: Db, run_id: int, key: str) -> list[GroupSize]:
 # error / limit / ok as _OUTCOME_SQL decides them, each as a condition the partial indexes
 # samples_run_errored and samples_run_limited can serve (NULL text reads as empty there too).
 _NO_ERROR = "coalesce(s.error, '') = ''"
+# The errored samples of a run through their partial index: sampled statistics (analysis_limit)
+# can make SQLite walk the whole run instead (0.2 s at 1M samples, against 0.01 s).
+_ERRORED = "samples s INDEXED BY samples_run_errored"
 _NO_LIMIT = "coalesce(s.limit_type, '') = ''"
 
 
@@ -212,7 +215,7 @@ def _outcome_group_sizes(db: Db, run_id: int) -> list[GroupSize]:
     partial indexes and the run's count, not a GROUP BY over every sample."""
     conn = conn_of(db)
     total = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
-    errors = conn.execute("SELECT count(*) FROM samples s WHERE s.run_id = ? AND s.error != ''", (run_id,)).fetchone()[0]
+    errors = conn.execute(f"SELECT count(*) FROM {_ERRORED} WHERE s.run_id = ? AND s.error != ''", (run_id,)).fetchone()[0]
     limits = conn.execute(
         f"SELECT 'limit: ' || s.limit_type, count(*) FROM samples s WHERE s.run_id = ? AND s.limit_type != '' AND {_NO_ERROR} "
         "GROUP BY s.limit_type",
