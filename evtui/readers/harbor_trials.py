@@ -175,8 +175,9 @@ def _score(scorer: str, value: float | int, explanation: str | None, recorded: b
 
 
 def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: float | None) -> Usage:
-    inp, out = whole(agent_result.get("n_input_tokens")), whole(agent_result.get("n_output_tokens"))
-    cost = number(agent_result.get("cost_usd"))
+    inp, out, cost = agent_result.get("n_input_tokens"), agent_result.get("n_output_tokens"), agent_result.get("cost_usd")
+    if inp is not None or out is not None or cost is not None:  # (an oracle's are all null)
+        inp, out, cost = whole(inp), whole(out), number(cost)
     return build(Usage, {
         "input_tokens": inp,  # Harbor's n_input_tokens includes the cached tokens
         "output_tokens": out,
@@ -190,11 +191,17 @@ def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: 
 def _timing(result: dict[str, Any]) -> dict[str, Any]:
     """When the trial started (`started_at`, as written), and the seconds of each phase it went
     through (None when its times are unreadable)."""
-    timing: dict[str, Any] = {"started_at": result.get("started_at")} if result.get("started_at") is not None else {}
+    started = result.get("started_at")
+    timing: dict[str, Any] = {} if started is None else {"started_at": started}
     for name in _PHASES:
         phase = result.get(name)
-        if phase is not None:
-            timing[name] = _seconds(phase.get("started_at"), phase.get("finished_at")) if isinstance(phase, dict) else None
+        if phase is None:
+            continue
+        try:  # Harbor's shape, inline (4 phases × 10k trials)
+            timing[name] = (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
+        except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
+            phase = mapping(phase)
+            timing[name] = seconds_between(phase.get("started_at"), phase.get("finished_at"))
     return timing
 
 
