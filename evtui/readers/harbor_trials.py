@@ -148,11 +148,11 @@ def _scores(
     result: dict[str, Any], reward_keys: list[str], stdout: str | None, exception: dict[str, Any]
 ) -> list[ScoreRecord]:
     rewards = mapping(mapping(result.get("verifier_result")).get("rewards"))
-    keys = list(dict.fromkeys([*reward_keys, *rewards])) or ["reward"]
+    keys = reward_keys if rewards.keys() <= set(reward_keys) else list(dict.fromkeys([*reward_keys, *rewards]))
     scores = []
-    for key in keys:
-        value = number(rewards.get(key))
-        if value is not None:
+    for key in keys or ["reward"]:
+        value = rewards.get(key)
+        if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
             scores.append(_score(key, value, stdout, True))
             continue
         if not rewards:
