@@ -15,10 +15,10 @@ ingest_bench's qa_match clone (written by Inspect's own writer). Both are built 
 bench/out/ (gitignored). Each ingest runs in its own child process (wall, CPU, peak RSS from
 os.wait4), the three inputs in turn for R rounds (3 by default), and each input's figures are
 its best round's (the range of the ratio over the rounds is printed too: on a shared machine one
-round's ratio moves by a few percent). Also timed: one change check of the job (`run_file_signature`: what the watcher pays
-per tick for it), and the reader's share alone: in a child process, the CPU (process_time) of
-reading every sample of the file into records and row tuples (`read_runs`, `rows.sample_row`),
-without the SQL writes, best of three.
+round's ratio moves by a few percent). Also timed: one change check of the job
+(`run_file_signature`: what the watcher pays per tick for it), and the reader's share alone:
+in a child process, the CPU (process_time) of reading every sample of the file into records
+and row tuples (`read_runs`, `rows.sample_row`), without the SQL writes, best of three.
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def test_trial_fields_rewards_exception_and_verifier_output() -> None:
     assert passed.usage.total_time == pytest.approx(
         (_time(result["finished_at"]) - _time(result["started_at"])), abs=1e-6
     )
-    assert set(passed.metadata["timing"]) == {"started_at", "environment_setup", "agent_setup", "agent_execution", "verifier"}
+    phases = {"environment_setup", "agent_setup", "agent_execution", "verifier"}
+    assert set(passed.metadata["timing"]) == {"started_at", *phases}
 
     timeout = by_trial[_trial(BINARY, "slow-solver").name]
     assert timeout.error == "AgentTimeoutError: Agent execution timed out after 2.0 seconds"

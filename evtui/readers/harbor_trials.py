@@ -175,7 +175,8 @@ def _score(scorer: str, value: float | int, explanation: str | None, recorded: b
 
 
 def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: float | None) -> Usage:
-    inp, out, cost = agent_result.get("n_input_tokens"), agent_result.get("n_output_tokens"), agent_result.get("cost_usd")
+    get = agent_result.get
+    inp, out, cost = get("n_input_tokens"), get("n_output_tokens"), get("cost_usd")
     if inp is not None or out is not None or cost is not None:  # (an oracle's are all null)
         inp, out, cost = whole(inp), whole(out), number(cost)
     return build(Usage, {
