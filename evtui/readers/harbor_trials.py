@@ -73,26 +73,26 @@ def sample(
     error = None
     if exception:
         error = f"{exception.get('exception_type') or 'Exception'}: {exception.get('exception_message') or ''}".strip()
-    # Few top-level keys: the store indexes each one per sample (for filters and groups), so
-    # the start and the phases' seconds are one key, what is the same for every trial of an eval
-    # (agent, version, model, the evals key) is in the run's metadata, and an oracle's output
-    # says so on its message; the whole result.json is in the drill-down.
-    timing = _timing(result)
+    # Few, short top-level keys: the store indexes each one per sample, value and all (for
+    # filters and groups). What is the same for every trial of an eval (agent, version, model,
+    # the evals key) is in the run's metadata, an oracle's output says so on its message, and
+    # the start and each phase's seconds are in the drill-down (`detail`, with the whole
+    # result.json): the index has the trial's time and the agent's (usage).
     metadata: dict[str, Any] = {
         "trial_name": result.get("trial_name") or name,
         "evals_key": trial_key,
-        "timing": timing or None,
         "exception_type": exception.get("exception_type"),
         "cache_tokens": whole(agent_result.get("n_cache_tokens")),
         "transcript": trajectory_problem,
     }
+    agent_phase = result.get("agent_execution")
     # Built unvalidated, as the Inspect readers do (validation was a fifth of a trial's cost):
     # every value below already has its field's type.
     return build(SampleRecord, {
         "sample_id": sample_id, "epoch": epoch, "input_text": input_text, "input": input_text or None,
         "target": [], "choices": None, "output_text": output_text, "messages": messages,
         "metadata": {k: v for k, v in metadata.items() if v is not None},
-        "usage": _usage(result, agent_result, timing.get("agent_execution")),
+        "usage": _usage(result, agent_result, None if agent_phase is None else _phase_seconds(agent_phase)),
         "error": error, "limit": _TIME_LIMITS.get(exception.get("exception_type") or ""),
         "completed": result.get("finished_at") is not None,
         "scores": _scores(result, reward_keys, verifier_stdout, exception), "detail_ref": name,
@@ -130,6 +130,7 @@ def detail(folder: Path) -> dict[str, Any]:
     exception = mapping(mapping(result).get("exception_info"))
     out: dict[str, Any] = {
         "trial": folder.name,
+        "timing": _timing(result) if result is not None else None,
         "result": result if result is not None else (problem or "no result.json yet: the trial is running"),
         "trajectory": trajectory,
         "verifier_stdout": text_tail(os.path.join(folder, VERIFIER_STDOUT)),
@@ -192,22 +193,24 @@ def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: 
 def _timing(result: dict[str, Any]) -> dict[str, Any]:
     """When the trial started (`started_at`, as written), and the seconds of each phase it went
     through (None when its times are unreadable)."""
-    started = result.get("started_at")
-    timing: dict[str, Any] = {} if started is None else {"started_at": started}
+    timing: dict[str, Any] = {"started_at": result.get("started_at")}
     for name in _PHASES:
         phase = result.get(name)
-        if phase is None:
-            continue
-        try:  # Harbor's shape, inline (4 phases × 10k trials)
-            timing[name] = (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
-        except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
-            phase = mapping(phase)
-            timing[name] = seconds_between(phase.get("started_at"), phase.get("finished_at"))
+        if phase is not None:
+            timing[name] = _phase_seconds(phase)
     return timing
 
 
+def _phase_seconds(phase: Any) -> float | None:
+    try:  # Harbor's shape, inline (10k trials a job)
+        return (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
+    except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
+        phase = mapping(phase)
+        return seconds_between(phase.get("started_at"), phase.get("finished_at"))
+
+
 def _seconds(start: Any, end: Any) -> float | None:
-    try:  # Harbor's times, without seconds_between's layers (5 spans × 10k trials)
+    try:  # Harbor's times, without seconds_between's layers (10k trials a job)
         return (_time(end) - _time(start)).total_seconds()
     except (TypeError, ValueError):  # anything else, or times with and without a zone
         return seconds_between(start, end)
