@@ -20,7 +20,7 @@ from evtui.readers.base import ReaderError
 JSON_FILE_LIMIT = 64 << 20  # bytes: a run folder's per-trial or per-run JSON file
 TEXT_TAIL = 8000  # characters of a log (verifier stdout, pane capture) kept with a sample
 _READ = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # os.open fds are not inherited (PEP 446)
-_FIRST_READ = 1 << 16  # bytes: a trial's result.json is ~4 KB, an ATIF trajectory tens of KB
+_FIRST_READ = 1 << 16  # bytes: a trial's result.json is ~4 KB; a longer file pays one fstat more
 
 
 def load_json(path: str | Path, limit: int = JSON_FILE_LIMIT, *, missing_ok: bool = False) -> tuple[Any, str | None]:
