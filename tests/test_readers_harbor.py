@@ -113,7 +113,9 @@ def test_trial_fields_rewards_exception_and_verifier_output() -> None:
     assert passed.usage.total_time == pytest.approx(
         (_time(result["finished_at"]) - _time(result["started_at"])), abs=1e-6
     )
-    assert set(passed.metadata["phases"]) == {"environment_setup", "agent_setup", "agent_execution", "verifier"}
+    assert passed.usage.working_time == pytest.approx(
+        _time(result["agent_execution"]["finished_at"]) - _time(result["agent_execution"]["started_at"]), abs=1e-6
+    )
 
     timeout = by_trial[_trial(BINARY, "slow-solver").name]
     assert timeout.error == "AgentTimeoutError: Agent execution timed out after 2.0 seconds"
@@ -323,3 +325,70 @@ def test_a_job_read_as_one_run_names_each_trials_evals_key() -> None:
     keys = {s.metadata["evals_key"] for s in samples if s.completed}
     assert keys == set(EXPECTED["two-agents"]["stats"]["evals"])
     assert all(s.sample_id.startswith(f"{s.metadata['evals_key']}/") for s in samples if s.completed)
+
+
+def test_an_oracle_trial_indexes_one_short_metadata_key_and_keeps_its_times_in_the_drill_down(
+    tmp_path: Path,
+) -> None:
+    """The store indexes each top-level metadata key of every sample, value and all (10k trials a
+    job): an oracle trial that ran cleanly has one, its name, which filters seek. Its times are
+    the index's `time` and `working_time`; its start and each phase's seconds are in the
+    drill-down with the whole result.json; its transcript is the oracle's output, said by its
+    message's model."""
+    from evtui.store.queries import page_samples
+    from evtui.store.queries.ui import metadata_keys
+    from evtui.store.schema import connect
+
+    folder = _trial(BINARY, "no-reward")
+    result = json.loads((folder / "result.json").read_text())
+    sample = next(s for s in _read(BINARY)[1] if s.detail_ref == folder.name)
+    assert sample.metadata == {"trial_name": folder.name, "exception_type": "RewardFileNotFoundError"}
+    oracle_output = (folder / "agent" / "oracle.txt").read_text()
+    assert oracle_output and sample.messages == [{"role": "assistant", "content": oracle_output, "model": "oracle"}]
+    assert sample.output_text == oracle_output
+    timing = harbor.load_sample_detail(BINARY / "result.json", folder.name)["timing"]
+    assert timing["started_at"] == result["started_at"]
+    for phase in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
+        spans = result[phase]
+        assert timing[phase] == pytest.approx(_time(spans["finished_at"]) - _time(spans["started_at"]), abs=1e-6)
+
+    db_path = tmp_path / "index.db"
+    [ingested] = ingest_paths(db_path, [BINARY]).files
+    db = connect(db_path)
+    try:
+        assert metadata_keys(db, ingested.run_id) == ["exception_type", "trial_name"]
+        passed = _trial(BINARY, "hello-pass").name
+        rows = page_samples(db, ingested.run_id, filter=f'metadata.trial_name == "{passed}"').rows
+        assert [(r.sample_id, r.rowid) for r in rows] == [
+            ("hello-pass", db.execute("SELECT id FROM samples WHERE detail_ref = ?", [passed]).fetchone()[0])
+        ]
+        stored = db.execute("SELECT metadata FROM samples WHERE detail_ref = ?", [passed]).fetchone()[0]
+        assert json.loads(stored) == {"trial_name": passed}
+        slow = page_samples(db, ingested.run_id, filter="working_time > 1").rows
+        assert [r.sample_id for r in slow] == ["slow-solver", "slow-solver"]  # both timed out after 2 s
+    finally:
+        db.conn.close()
+
+
+def test_trial_files_longer_than_one_read_are_read_whole_and_logs_by_their_tail(tmp_path: Path) -> None:
+    from evtui.readers import run_folder
+
+    job = tmp_path / "binary-attempts"
+    shutil.copytree(BINARY, job)
+    folder = _trial(job, "hello-pass")
+    result = json.loads((folder / "result.json").read_text())
+    result["exception_info"] = {"exception_type": "ValueError", "exception_message": "x" * 200_000,
+                                "exception_traceback": "tb", "occurred_at": result["finished_at"]}
+    (folder / "result.json").write_text(json.dumps(result))  # past the first read of 64 KiB
+    stdout = "".join(f"line {i}\n" for i in range(20_000))  # past the 32,000 bytes of the tail window
+    (folder / "verifier" / "test-stdout.txt").write_text(stdout)
+    sample = next(s for s in _read(job)[1] if s.detail_ref == folder.name)
+    assert sample.error == f"ValueError: {'x' * 200_000}"
+    explanation = sample.scores[0].explanation
+    assert explanation == "…" + stdout[-run_folder.TEXT_TAIL:]
+
+    value, problem = run_folder.load_json(folder / "result.json", limit=100_000)
+    assert value is None and problem == (
+        f"{folder / 'result.json'}: {(folder / 'result.json').stat().st_size} bytes, more than the 0 MiB a run"
+        " folder's JSON file may have"
+    )

@@ -28,6 +28,7 @@ RESULT = "result.json"
 # 10k trials per job make pathlib's cost show.
 TRAJECTORY = "agent/trajectory.json"
 ORACLE_LOG = "agent/oracle.txt"
+ORACLE = "oracle"  # Harbor's AgentName.ORACLE
 VERIFIER_STDOUT = "verifier/test-stdout.txt"
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _TIME_LIMITS = {"AgentTimeoutError": "time", "VerifierTimeoutError": "time", "AgentSetupTimeoutError": "time"}
@@ -64,7 +65,7 @@ def sample(
     exception = mapping(result.get("exception_info"))
     agent_result = mapping(result.get("agent_result"))
     verifier_stdout = text_tail(f"{folder}/{VERIFIER_STDOUT}")
-    messages, trajectory_note = _transcript(folder)
+    messages, trajectory_problem = _transcript(folder, mapping(result.get("agent_info")).get("name"))
     input_text = next((m["content"] for m in messages if m["role"] == "user" and isinstance(m["content"], str)), "")
     output_text = next(
         (_plain(m["content"]) for m in reversed(messages) if m["role"] == "assistant" and m["content"]), ""
@@ -72,27 +73,26 @@ def sample(
     error = None
     if exception:
         error = f"{exception.get('exception_type') or 'Exception'}: {exception.get('exception_message') or ''}".strip()
-    # Few top-level keys: the store indexes each one per sample (for filters and groups), and
-    # what is the same for every trial of an eval (agent, version, model, the evals key) is in
-    # the run's metadata; the whole result.json is in the drill-down.
+    # Few, short top-level keys: the store indexes each one per sample, value and all (for
+    # filters and groups). What is the same for every trial of an eval (agent, version, model,
+    # the evals key) is in the run's metadata, an oracle's output says so on its message, and
+    # the start and each phase's seconds are in the drill-down (`detail`, with the whole
+    # result.json): the index has the trial's time and the agent's (usage).
     metadata: dict[str, Any] = {
         "trial_name": result.get("trial_name") or name,
         "evals_key": trial_key,
-        "started_at": result.get("started_at"),
         "exception_type": exception.get("exception_type"),
-        "phases": _phases(result),
         "cache_tokens": whole(agent_result.get("n_cache_tokens")),
+        "transcript": trajectory_problem,
     }
-    if trajectory_note:
-        metadata["transcript"] = trajectory_note
-    phases = metadata["phases"]
+    agent_phase = result.get("agent_execution")
     # Built unvalidated, as the Inspect readers do (validation was a fifth of a trial's cost):
     # every value below already has its field's type.
     return build(SampleRecord, {
         "sample_id": sample_id, "epoch": epoch, "input_text": input_text, "input": input_text or None,
         "target": [], "choices": None, "output_text": output_text, "messages": messages,
         "metadata": {k: v for k, v in metadata.items() if v is not None},
-        "usage": _usage(result, agent_result, phases.get("agent_execution")),
+        "usage": _usage(result, agent_result, None if agent_phase is None else _phase_seconds(agent_phase)),
         "error": error, "limit": _TIME_LIMITS.get(exception.get("exception_type") or ""),
         "completed": result.get("finished_at") is not None,
         "scores": _scores(result, reward_keys, verifier_stdout, exception), "detail_ref": name,
@@ -130,6 +130,7 @@ def detail(folder: Path) -> dict[str, Any]:
     exception = mapping(mapping(result).get("exception_info"))
     out: dict[str, Any] = {
         "trial": folder.name,
+        "timing": _timing(result) if result is not None else None,
         "result": result if result is not None else (problem or "no result.json yet: the trial is running"),
         "trajectory": trajectory,
         "verifier_stdout": text_tail(os.path.join(folder, VERIFIER_STDOUT)),
@@ -148,11 +149,11 @@ def _scores(
     result: dict[str, Any], reward_keys: list[str], stdout: str | None, exception: dict[str, Any]
 ) -> list[ScoreRecord]:
     rewards = mapping(mapping(result.get("verifier_result")).get("rewards"))
-    keys = list(dict.fromkeys([*reward_keys, *rewards])) or ["reward"]
+    keys = reward_keys if rewards.keys() <= set(reward_keys) else list(dict.fromkeys([*reward_keys, *rewards]))
     scores = []
-    for key in keys:
-        value = number(rewards.get(key))
-        if value is not None:
+    for key in keys or ["reward"]:
+        value = rewards.get(key)
+        if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
             scores.append(_score(key, value, stdout, True))
             continue
         if not rewards:
@@ -175,44 +176,64 @@ def _score(scorer: str, value: float | int, explanation: str | None, recorded: b
 
 
 def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: float | None) -> Usage:
-    inp, out = whole(agent_result.get("n_input_tokens")), whole(agent_result.get("n_output_tokens"))
-    cost = number(agent_result.get("cost_usd"))
+    get = agent_result.get
+    inp, out, cost = get("n_input_tokens"), get("n_output_tokens"), get("cost_usd")
+    if inp is not None or out is not None or cost is not None:  # (an oracle's are all null)
+        inp, out, cost = whole(inp), whole(out), number(cost)
     return build(Usage, {
         "input_tokens": inp,  # Harbor's n_input_tokens includes the cached tokens
         "output_tokens": out,
         "total_tokens": None if inp is None and out is None else (inp or 0) + (out or 0),
         "cost": None if cost is None else float(cost),  # as Usage's validation would make it
-        "total_time": seconds_between(result.get("started_at"), result.get("finished_at")),
+        "total_time": _seconds(result.get("started_at"), result.get("finished_at")),
         "working_time": agent_seconds,
     })
 
 
-def _phases(result: dict[str, Any]) -> dict[str, float | None]:
-    """Seconds of each phase the trial went through (None when its times are unreadable)."""
-    phases = {}
+def _timing(result: dict[str, Any]) -> dict[str, Any]:
+    """When the trial started (`started_at`, as written), and the seconds of each phase it went
+    through (None when its times are unreadable)."""
+    timing: dict[str, Any] = {"started_at": result.get("started_at")}
     for name in _PHASES:
         phase = result.get(name)
-        if phase is None:
-            continue
-        try:  # Harbor's shape, without seconds_between's layers (4 phases × 10k trials)
-            phases[name] = (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
-        except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
-            phase = mapping(phase)
-            phases[name] = seconds_between(phase.get("started_at"), phase.get("finished_at"))
-    return phases
+        if phase is not None:
+            timing[name] = _phase_seconds(phase)
+    return timing
 
 
-def _transcript(folder: str) -> tuple[list[dict[str, Any]], str | None]:
-    """The ATIF trajectory as chat messages; an oracle's output as one assistant turn."""
+def _phase_seconds(phase: Any) -> float | None:
+    try:  # Harbor's shape, inline (10k trials a job)
+        return (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
+    except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
+        phase = mapping(phase)
+        return seconds_between(phase.get("started_at"), phase.get("finished_at"))
+
+
+def _seconds(start: Any, end: Any) -> float | None:
+    try:  # Harbor's times, without seconds_between's layers (10k trials a job)
+        return (_time(end) - _time(start)).total_seconds()
+    except (TypeError, ValueError):  # anything else, or times with and without a zone
+        return seconds_between(start, end)
+
+
+def _transcript(folder: str, agent: Any = None) -> tuple[list[dict[str, Any]], str | None]:
+    """(messages, a problem reading them): the ATIF trajectory as chat messages, else an oracle's
+    output as one assistant turn whose model is the oracle. The oracle (Harbor's OracleAgent,
+    the one writer of oracle.txt) writes no trajectory, so its output is looked for first: one
+    failed open less per trial."""
+    if agent == ORACLE and (oracle := _oracle_messages(folder, agent)):
+        return oracle, None
     trajectory, problem = load_object(f"{folder}/{TRAJECTORY}", "ATIF trajectory", missing_ok=True)
     if trajectory is not None:
         return atif_messages(trajectory), None
     if problem is not None:
         return [], problem
-    oracle = text_tail(f"{folder}/{ORACLE_LOG}")
-    if oracle is not None:
-        return [{"role": "assistant", "content": oracle}], "the oracle's output"
-    return [], None
+    return ([] if agent == ORACLE else _oracle_messages(folder, agent)), None
+
+
+def _oracle_messages(folder: str, agent: Any) -> list[dict[str, Any]]:
+    output = text_tail(f"{folder}/{ORACLE_LOG}")
+    return [] if output is None else [{"role": "assistant", "content": output, "model": str(agent or ORACLE)}]
 
 
 def atif_messages(trajectory: dict[str, Any]) -> list[dict[str, Any]]:

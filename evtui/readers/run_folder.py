@@ -20,6 +20,7 @@ from evtui.readers.base import ReaderError
 JSON_FILE_LIMIT = 64 << 20  # bytes: a run folder's per-trial or per-run JSON file
 TEXT_TAIL = 8000  # characters of a log (verifier stdout, pane capture) kept with a sample
 _READ = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # os.open fds are not inherited (PEP 446)
+_FIRST_READ = 1 << 16  # bytes: a trial's result.json is ~4 KB; a longer file pays one fstat more
 
 
 def load_json(path: str | Path, limit: int = JSON_FILE_LIMIT, *, missing_ok: bool = False) -> tuple[Any, str | None]:
@@ -51,19 +52,21 @@ class _TooBig(Exception):
 
 
 def read_whole(path: str | Path, limit: int) -> bytes:
-    """A small file's bytes with os.open/fstat/read (a third of what open() costs: a job has
-    10k trials of several files each); _TooBig beyond `limit` bytes; OSError as open() raises
-    it (reading a directory too)."""
+    """A small file's bytes with os.open/read (a third of what open() costs: a job has 10k
+    trials of several files each); _TooBig beyond `limit` bytes; OSError as open() raises it
+    (reading a directory too). A file shorter than the first read is whole after it (a regular
+    file gives all it has), so only a bigger one pays an fstat, which refuses it before reading
+    when it is over the limit."""
     fd = os.open(path, _READ)
     try:
+        raw = os.read(fd, _FIRST_READ)
+        if len(raw) < _FIRST_READ:
+            return raw
         size = os.fstat(fd).st_size
         if size > limit:
             raise _TooBig(size)
-        raw = os.read(fd, size + 1)  # one read: a regular file gives it whole; +1 sees growth
-        if len(raw) == size:
-            return raw
-        chunks, read = [raw], len(raw)  # a short read, or written to meanwhile: read on to the end
-        while chunk := os.read(fd, 1 << 16):
+        chunks, read = [raw], len(raw)  # read on to the end: the rest, or what was written meanwhile
+        while chunk := os.read(fd, max(size - read + 1, 1 << 16)):
             chunks.append(chunk)
             read += len(chunk)
             if read > limit:
@@ -107,15 +110,12 @@ def text_tail(path: str | Path, limit: int = TEXT_TAIL) -> str | None:
         fd = os.open(path, _READ)
     except OSError:
         return None
+    window = limit * 4  # bytes enough for `limit` characters of UTF-8
     try:
-        want = min(os.fstat(fd).st_size, limit * 4)
-        if want == 0:
-            return ""  # (an oracle's log often is: no read)
-        if want == limit * 4:
-            os.lseek(fd, -want, os.SEEK_END)
-        raw = os.read(fd, want + 1)
-        if len(raw) > want:  # written to since the fstat: read on to the end
-            raw += b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+        raw = os.read(fd, window + 1)  # a log within the window (most are) is whole after one read
+        if len(raw) > window:  # a longer one: its last `window` bytes, to the end
+            os.lseek(fd, -window, os.SEEK_END)
+            raw = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
         data = raw.decode("utf-8", errors="replace")
     except OSError:
         return None
