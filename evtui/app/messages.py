@@ -48,6 +48,7 @@ class RunsLoaded(Message):
 
     runs: list[Any]
     live: dict[int, Any] = field(default_factory=dict)
+    number: int = 0  # which load of the screen sent them (RunsScreen.reload_runs)
 
 
 @dataclass

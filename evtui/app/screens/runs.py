@@ -49,6 +49,9 @@ class RunsScreen(Screen[None]):
         """Live buffer state of runs still being written (evtui.store.live.LiveRun), by run id."""
         self.intervals = False
         self._posted: list[Any] = []  # the runs the loader last sent (it skips a second identical send)
+        # Each load is numbered: a superseded load's thread is not stopped by its cancel and may
+        # post after a newer one (the list stuck at the first run read while indexing a directory).
+        self._load_number = 0
         """Headlines show a 95% confidence interval instead of ± stderr (i toggles)."""
 
     def compose(self) -> ComposeResult:
@@ -61,11 +64,16 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = getattr(self.app, "source_label", "")
         self.query_one("#empty-hint").display = False
-        self.load_runs()
+        self.reload_runs()
+
+    def reload_runs(self) -> None:
+        """Read the run list again; only the newest load's rows are shown."""
+        self._load_number += 1
+        self.load_runs(self._load_number)
 
     @work(thread=True, exclusive=True, group="load-runs", exit_on_error=False)
-    def load_runs(self) -> None:
-        """Fetch the run list in a thread; the result arrives as RunsLoaded."""
+    def load_runs(self, number: int) -> None:
+        """Fetch the run list in a thread; the result arrives as RunsLoaded (with `number`)."""
         from evtui.app.store_calls import fetch_live_runs, fetch_runs
 
         try:
@@ -76,15 +84,17 @@ class RunsScreen(Screen[None]):
                 live = fetch_live_runs(self.app.db_path, started) if started else {}  # type: ignore[attr-defined]
                 if not cached_only and [run.headline for run in runs] == [run.headline for run in self._posted]:
                     break
+                if number != self._load_number:  # a newer load runs: its rows are the ones to show
+                    return
                 self._posted = runs
-                self.post_message(RunsLoaded(runs, live))
+                self.post_message(RunsLoaded(runs, live, number))
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("runs", f"{type(error).__name__}: {error}"))
             return
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
-        self.load_runs()
+        self.reload_runs()
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
@@ -92,6 +102,8 @@ class RunsScreen(Screen[None]):
 
     @on(RunsLoaded)
     def _on_runs_loaded(self, message: RunsLoaded) -> None:
+        if message.number != self._load_number:  # posted by a load a newer one superseded
+            return
         table = self.query_one("#runs-table", BoundedTable)
         # Stay on the selected run as the list grows, unless on the first row: then stay at the top.
         selected = self._selected_run_id() if table.cursor_row > 0 else None
@@ -182,11 +194,11 @@ class RunsScreen(Screen[None]):
             self.app.push_screen(RunScreen(run_id))
 
     def action_reload(self) -> None:
-        self.load_runs()
+        self.reload_runs()
 
     @on(ScoresChanged)
     def _on_scores_changed(self) -> None:
-        self.load_runs()
+        self.reload_runs()
 
     def action_configure_scoring(self) -> None:
         """Score the marked runs, or the run under the cursor when none is marked."""
