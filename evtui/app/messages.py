@@ -59,6 +59,7 @@ class RunLoaded(Message):
     results: list[Any]
     scorers: list[str] | None = None
     """Scorers with scores in the run (the samples table's columns), when fetched with it."""
+    number: int = 0  # which load of the screen sent them (RunScreen.reload_run)
 
 
 @dataclass

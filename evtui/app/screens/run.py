@@ -58,6 +58,9 @@ class RunScreen(Screen[None]):
         self.results: list[Any] = []
         self.scorers: list[str] | None = None
         self._generation = 0  # reviewed metrics of an older load are dropped
+        # Each run load is numbered: a superseded load's thread still posts (its cancel does not
+        # stop it), and its results, older than the newest load's, are dropped (as the runs list's).
+        self._load_number = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,7 +92,7 @@ class RunScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#run-notes").display = False
         self.query_one(LiveProgress).display = False
-        self.load_run()
+        self.reload_run()
         self.load_notes()
         self.load_live()
 
@@ -144,9 +147,14 @@ class RunScreen(Screen[None]):
         notes.update(Content("\n".join(f"⚠ {printable(note)}" for note in message.notes)))
         notes.display = bool(message.notes)
 
+    def reload_run(self) -> None:
+        """Read the run and its results again; only the newest load's are shown."""
+        self._load_number += 1
+        self.load_run(self._load_number)
+
     @work(thread=True, exclusive=True, group="load-run", exit_on_error=False)
-    def load_run(self) -> None:
-        """Fetch the run and its results in a thread; they arrive as RunLoaded."""
+    def load_run(self, number: int) -> None:
+        """Fetch the run and its results in a thread; they arrive as RunLoaded (with `number`)."""
         from evtui.app.store_calls import fetch_run, fetch_scorers
 
         try:
@@ -156,7 +164,8 @@ class RunScreen(Screen[None]):
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("run", f"{type(error).__name__}: {error}"))
             return
-        self.post_message(RunLoaded(run, results, scorers))
+        if number == self._load_number:  # else a newer load runs: its results are the ones to show
+            self.post_message(RunLoaded(run, results, scorers, number))
 
     @work(thread=True, exclusive=True, group="load-reviewed", exit_on_error=False)
     def load_reviewed(self, generation: int) -> None:
@@ -173,14 +182,14 @@ class RunScreen(Screen[None]):
 
     @on(IndexChanged)
     def _on_index_changed(self) -> None:
-        self.load_run()
+        self.reload_run()
         self.load_notes()
         self.load_live()
 
     @on(ScoresChanged)
     def _on_scores_changed(self, message: ScoresChanged) -> None:
         if self.run_id in message.run_ids:
-            self.load_run()
+            self.reload_run()
 
     def action_export(self) -> None:
         """Export the results table as it shows to CSV or JSON; from the live chart's points (`t`):
@@ -210,6 +219,8 @@ class RunScreen(Screen[None]):
 
     @on(RunLoaded)
     def _on_run_loaded(self, message: RunLoaded) -> None:
+        if message.number != self._load_number:  # posted by a load a newer one superseded
+            return
         self.run, self.scorers = message.run, message.scorers
         self.results = list(message.results)
         self._generation += 1
