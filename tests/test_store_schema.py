@@ -231,7 +231,8 @@ def test_an_index_of_version_8_seeks_a_text_score_by_its_one_number_even_where_a
         for statement in schema._MIGRATIONS[version].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
-    conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
+    conn.execute("INSERT INTO runs(id, path, format, status, file_hash) VALUES (1, '/r.eval', 'inspect_eval', 'success', 'h1'), "
+                 "(2, '/job/result.json', 'harbor', 'success', 'h2')")
     conn.execute("INSERT INTO samples(id, run_id, sample_id) VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 1, 'c')")
     conn.execute(  # "Z" with 0.5: no evtui wrote that, but a row whose number disagrees must still be found
         "INSERT INTO scores(sample_rowid, run_id, scorer, source, job_id, value, value_num) VALUES "
@@ -253,3 +254,5 @@ def test_an_index_of_version_8_seeks_a_text_score_by_its_one_number_even_where_a
         "EXPLAIN QUERY PLAN SELECT sample_rowid FROM scores WHERE run_id = 1 AND scorer = 'match' AND value_num IS 0.0 AND value = '\"Z\"'"))  # fmt: skip
     assert "scores_by_value (run_id=? AND scorer=? AND value_num=? AND value=?)" in plan
     assert [count_samples(db, 1, text, score_columns=["match"]) for text in ('match == "Z"', 'match == "C"', "match > 2")] == [1, 1, 1]
+    # Harbor jobs are read again at the next ingest (their trials' metadata changed shape); others are not.
+    assert conn.execute("SELECT format, file_hash FROM runs ORDER BY id").fetchall() == [("inspect_eval", "h1"), ("harbor", None)]

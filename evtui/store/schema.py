@@ -319,7 +319,10 @@ _V9 = """
 DROP INDEX IF EXISTS scores_value;
 DROP INDEX IF EXISTS scores_value_num;
 UPDATE scores SET value_num = evtui_value_num(value) WHERE value LIKE '"%' AND value_num IS NOT evtui_value_num(value);
-CREATE INDEX IF NOT EXISTS scores_by_value ON scores(run_id, scorer, value_num, value)
+CREATE INDEX IF NOT EXISTS scores_by_value ON scores(run_id, scorer, value_num, value);
+-- Harbor trials now index one metadata key (their times moved to the drill-down): read again at
+-- the next ingest, so old and new jobs filter alike (ids are kept).
+UPDATE runs SET file_hash = NULL WHERE format = 'harbor'
 """
 
 _MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8, 9: _V9}
