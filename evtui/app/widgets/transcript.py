@@ -53,6 +53,8 @@ def transcript_blocks(messages: Sequence[MessageView], note: str | None) -> list
             blocks.append(Block(message.text, indent=2))
         elif message.role == "tool" and not message.error:
             blocks.append(Block("(empty result)", "transcript--muted", indent=2))
+        elif not message.tool_calls and not message.error:  # said, so it never reads as text not drawn
+            blocks.append(Block("(empty message)", "transcript--muted", indent=2))
         for call in message.tool_calls:
             suffix = f"   id {call.id}" if call.id else ""
             blocks.append(Block(f"→ call {call.function} {call.arguments}{suffix}", "transcript--call", indent=2))
