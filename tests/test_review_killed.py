@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from evtui.store.review_queues import Selection, create_queue, get_queue, queue_items, resume_position
-from evtui.store.reviews import sample_verdicts
+from evtui.store.review_ledger import sample_verdicts
 from tests.fixture_index import ingested
 
 REPO = Path(__file__).resolve().parent.parent

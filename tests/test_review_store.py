@@ -11,11 +11,11 @@ import pytest
 
 from evtui.store.ingest import ingest_paths
 from evtui.store.queries import count_samples
+from evtui.store.review_ledger import review_status, sample_verdicts
+from evtui.store.review_policy import review_state
 from evtui.store.review_queues import QueueError, Selection, create_queue, get_queue, list_queues, queue_items, resume_position, select_samples
-from evtui.store.reviews import (
-    ScaleError, VanishedSampleError, record_verdict, review_scale, review_state, review_status, reviewer_name,
-    sample_verdicts, undo_verdict,
-)
+from evtui.store.review_scale import ScaleError, review_scale
+from evtui.store.review_writes import VanishedSampleError, record_verdict, reviewer_name, undo_verdict
 from evtui.store.schema import SCHEMA_VERSION, connect
 from evtui.store.score_edits import add_human_edit
 from tests.fixture_index import INSPECT, ingested
@@ -215,8 +215,8 @@ def test_an_index_made_before_the_review_tables_opens_with_its_edits(tmp_path):
 
 WRITER = """
 import sys
+from evtui.store.review_writes import record_verdict
 from evtui.store.schema import connect
-from evtui.store.reviews import record_verdict
 db = connect(sys.argv[1])
 for round_ in range(10):
     for sample_id in "1235":

@@ -98,7 +98,7 @@ def _one_run(args: argparse.Namespace, run_ids: list[int]) -> int | None:
 
 def _queue(args: argparse.Namespace, db: Any, path: Path, run_ids: list[int]) -> int:
     from evtui.store.review_queues import QueueError, Selection, create_queue
-    from evtui.store.reviews import reviewer_name
+    from evtui.store.review_writes import reviewer_name
 
     run_id = _one_run(args, run_ids)
     if run_id is None:
@@ -131,7 +131,7 @@ def _queue(args: argparse.Namespace, db: Any, path: Path, run_ids: list[int]) ->
 
 def _queues(args: argparse.Namespace, db: Any, path: Path, run_ids: list[int]) -> int:
     from evtui.store.review_queues import list_queues, queue_items
-    from evtui.store.reviews import reviewer_name
+    from evtui.store.review_writes import reviewer_name
 
     reviewer = reviewer_name(args.reviewer)
     for run_id in run_ids:

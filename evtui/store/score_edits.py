@@ -155,7 +155,7 @@ def add_human_edit(
             "UPDATE scores SET value = ?, value_num = ?, reason = ?, created = ? WHERE id = ?",
             (value_text, value_num(value), reason, timestamp, human_id),
         )
-        # The review ledger (store/reviews.py) counts a direct edit as an adjudication.
+        # The review policy (store/review_policy.py) counts a direct edit as an adjudication.
         conn.execute(
             "INSERT INTO review_verdicts (run_path, scorer, sample_id, epoch, reviewer, kind, value, value_before, "
             f"note, time, edit_id) SELECT {run_locator_sql('r')}, ?, s.sample_id, s.epoch, ?, 'edit', ?, ?, ?, ?, ? "

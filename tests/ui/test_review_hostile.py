@@ -74,6 +74,6 @@ async def test_review_and_agreement_show_hostile_text_inert(tmp_path):
 
 
 def _judge(db, run_id, scorer, item):
-    from evtui.store.reviews import judge_values
+    from evtui.store.review_ledger import judge_values
 
     return judge_values(db, run_id, scorer)[(item.sample_id, item.epoch)]

@@ -59,7 +59,7 @@ class ConfusionSamplesDialog(ModalScreen[None]):
     def action_adjudicate(self) -> None:
         if not self.samples:
             return
-        from evtui.store.reviews import reviewer_name
+        from evtui.store.review_writes import reviewer_name
 
         name = f"adjudicate-{self.scorer}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
         self._queue(name, reviewer_name())

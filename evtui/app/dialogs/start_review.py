@@ -141,7 +141,7 @@ class StartReviewDialog(ModalScreen[tuple[str, str] | None]):
 
 def start_review(screen, run_id: int, scorer: str | None, *, filter: str | None = None) -> None:  # type: ignore[no-untyped-def]
     """Open the dialog from `screen`; once a queue is made, open the review screen on it."""
-    from evtui.store.reviews import reviewer_name
+    from evtui.store.review_writes import reviewer_name
 
     if scorer is None:
         screen.notify("Put the cursor on a scorer's row to review its scores.", severity="warning")

@@ -276,7 +276,8 @@ class ReviewScreen(Screen[None]):
     @work(thread=True, group="review-save", exit_on_error=False)
     def _save(self, item: Any, value: Any, advance: bool = True) -> None:
         from evtui.app.store_calls import save_review_verdict
-        from evtui.store.reviews import ScaleError, VanishedSampleError
+        from evtui.store.review_scale import ScaleError
+        from evtui.store.review_writes import VanishedSampleError
 
         try:
             save_review_verdict(self.app.db_path, self.queue, item, value, reviewer=self.reviewer,  # type: ignore[attr-defined]
