@@ -99,7 +99,9 @@ def score_content(value_num: float | None, text: str) -> Content:
     return Content.styled(text, "$score-partial")
 
 
-NOTE_MARKS = {"warning": ("⚠", "$warning"), "info": ("ℹ", "$text-muted")}
+# $foreground-muted, not $text-muted: a Content span drops the alpha of $text-muted ("auto 60%") and draws it
+# full white (Textual 8.2.8).
+NOTE_MARKS = {"warning": ("⚠", "$warning"), "info": ("ℹ", "$foreground-muted")}
 
 
 def notes_content(notes: Iterable[Any]) -> Content:
