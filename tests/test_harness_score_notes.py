@@ -1,5 +1,6 @@
 """A harness's own scores (Harbor's reward, lm-eval's metrics) are named as such in the run's notes,
-kept as recorded: not reported as an unknown scorer or a spec evtui failed to parse."""
+kept as recorded: information, not reported as an unknown scorer or a spec evtui failed to parse;
+a re-score that would not reproduce the recorded metric is a warning."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evtui.scoring.engine.reproduction import run_reproduction_notes
+from evtui.scoring.engine.run_notes import RunNote
 from evtui.store.ingest import ingest_paths
 from evtui.store.schema import connect
 
@@ -33,5 +35,20 @@ def test_a_harness_own_score_is_named_as_such(tmp_path: Path, folder: str, task:
     db = connect(db_path)
     (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs WHERE task = ? AND part = ''", (task,))]
     notes = run_reproduction_notes(db, run_id)
-    assert note in notes
-    assert not any(not_said in text for text in notes)
+    assert RunNote(note, "info") in notes  # normal for such a run: information, not a warning
+    assert {n.level for n in notes} == {"info"}
+    assert not any(not_said in n.text for n in notes)
+
+
+def test_a_random_recorded_metric_is_a_warning(tmp_path: Path) -> None:
+    # 0.3.9 recorded bootstrap_std: unseeded, so a re-score cannot give the recorded value.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(DATA / "inspect_versions" / "0.3.9_qa.json", logs / "0.3.9_qa.json")
+    db_path = tmp_path / "index.db"
+    assert not ingest_paths(db_path, [logs]).failures
+    db = connect(db_path)
+    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+    [note] = run_reproduction_notes(db, run_id)
+    assert note.level == "warning"
+    assert "bootstrap_std" in note.text and "not reproducible" in note.text

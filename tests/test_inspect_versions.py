@@ -204,6 +204,7 @@ def test_every_fixture_rescores_and_bootstrap_std_is_said_to_be_a_new_draw(tmp_p
     assert set(qa["results"][0]["metrics"]) == {"accuracy", "bootstrap_std"}
     [note] = qa["notes"]
     assert "bootstrap_std" in note and "bootstrap_stderr" in note and "not reproducible" in note
+    assert qa["notes_with_levels"] == [{"level": "warning", "text": note}]  # the re-score is not the recorded value
 
 
 def _edited_log(tmp_path: Path, edit) -> Path:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 from textual.content import Content
 
-from evtui.safe_text import safe_line
+from evtui.safe_text import safe_block, safe_line
 
 STATUS_STYLES = {
     "success": "$score-pass",
@@ -95,3 +97,19 @@ def score_content(value_num: float | None, text: str) -> Content:
     if value_num <= 0:
         return Content.styled(text, "$score-fail")
     return Content.styled(text, "$score-partial")
+
+
+# $foreground-muted, not $text-muted: a Content span drops the alpha of $text-muted ("auto 60%") and draws it
+# full white (Textual 8.2.8).
+NOTE_MARKS = {"warning": ("⚠", "$warning"), "info": ("ℹ", "$foreground-muted")}
+
+
+def notes_content(notes: Iterable[Any]) -> Content:
+    """A run's notes (RunNote: text, level), one a line: warnings first with ⚠ in the warning
+    colour, information after them with ℹ, muted. Note text is run text: through the sanitiser."""
+    ordered = sorted(notes, key=lambda note: note.level != "warning")  # stable: each level keeps its order
+    lines = []
+    for note in ordered:
+        mark, style = NOTE_MARKS.get(note.level, NOTE_MARKS["warning"])
+        lines.append(Content.styled(f"{mark} {safe_block(note.text)}", style))
+    return Content("\n").join(lines)

@@ -6,10 +6,13 @@ SQLite connections must not cross threads, so every call opens the index, querie
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evtui.store import queries
 from evtui.store.schema import connect
+
+if TYPE_CHECKING:
+    from evtui.scoring.engine.run_notes import RunNote
 
 
 def fetch_runs(db_path: Path, *, cached_only: bool = False) -> list[queries.RunRow]:
@@ -50,7 +53,7 @@ def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, lis
         db.conn.close()
 
 
-def fetch_reproduction_notes(db_path: Path, run_id: int) -> list[str]:
+def fetch_reproduction_notes(db_path: Path, run_id: int) -> list[RunNote]:
     """Why re-scoring the run with what it recorded would not reproduce its recorded metrics."""
     from evtui.scoring.engine.reproduction import run_reproduction_notes
 

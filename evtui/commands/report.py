@@ -89,6 +89,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
     from evtui.scoring.engine.groups import group_table
     from evtui.scoring.engine.reviewed import reviewed_results
     from evtui.scoring.engine.computed import listed_results
+    from evtui.scoring.engine.run_notes import notes_json
     from evtui.store.queries.runs import get_run
     from evtui.store.schema import connect
 
@@ -98,6 +99,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
         try:
             detail = get_run(db, run_id)
             results = listed_results(db, run_id)  # computed ones too, when the run records none
+            notes = _reproduction_notes(db, run_id) if detail is not None else []
         finally:
             db.conn.close()
         if detail is None:
@@ -110,6 +112,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
             "run_id": run_id, "path": row.path, "part": row.part, "format": row.format, "task": row.task, "model": row.model,
             "status": row.status, "samples": row.samples_indexed,
             "results": [_result(result) for result in results if scorer is None or result.scorer == scorer],
+            **notes_json(notes),
             "groups": [],
         }  # fmt: skip
         for grouping in groupings:
@@ -130,6 +133,16 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
             })  # fmt: skip
         report.append(entry)
     return report
+
+
+def _reproduction_notes(db: Any, run_id: int) -> list[Any]:
+    """The run's notes as its screen shows them: why a re-score would not reproduce its metrics."""
+    from evtui.scoring.engine.reproduction import check_failed_note, run_reproduction_notes
+
+    try:
+        return run_reproduction_notes(db, run_id)
+    except Exception as error:  # noqa: BLE001 - as on the run screen: the notes are an aside, the report goes on
+        return [check_failed_note(error)]
 
 
 def group_interval_rows(groups: Any, scorer: str | None) -> list[dict[str, Any]]:
@@ -225,6 +238,7 @@ def format_report(report: list[dict[str, Any]]) -> str:
         lines.append(f"{printable(run['path'])}  (run {run['run_id']}: {printable(run['task'] or '-')}, "
                      f"{printable(run['model'] or '-')}, {run['samples']} samples, {run['status']})")  # fmt: skip
         lines += _table(run["results"], with_source=True) or ["  no results"]
+        lines += [f"  {'warning' if note['level'] == 'warning' else 'note'}: {printable(note['text'])}" for note in run["notes_with_levels"]]
         for grouping in run["groups"]:
             hidden = f", {grouping['hidden']} smaller groups not shown" if grouping["hidden"] else ""
             lines.append(f"  by {printable(grouping['grouping'])} ({grouping['method']}{hidden})")

@@ -204,8 +204,8 @@ def format_results(result) -> str:
             metrics = "  ".join(f"{name} {_number(value)}" for name, value in group["metrics"].items())
             reducer = f"[{group['reducer']}]" if group["reducer"] else ""
             lines.append(f"  computed from the run's own scores (it records no metrics): {group['scorer']}{reducer}  {metrics}")
-        for note in run.notes:
-            lines.append(f"  note: {note}")
+        for note in run.notes:  # warnings say so; information is a note (a harness's own score kept as recorded)
+            lines.append(f"  {'warning' if note.is_warning else 'note'}: {note.text}")
         lines.append("")
     from evtui.scoring.engine.unscored import unscored_line
 

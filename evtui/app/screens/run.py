@@ -79,9 +79,9 @@ class RunScreen(Screen[None]):
 
     @dataclass
     class NotesLoaded(Message):
-        """Why re-scoring the run with what it recorded would not give its recorded metrics."""
+        """Why re-scoring the run with what it recorded would not give its recorded metrics (RunNotes)."""
 
-        notes: list[str]
+        notes: list[Any]
 
     @dataclass
     class LiveLoaded(Message):
@@ -132,19 +132,18 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load-notes", exit_on_error=False)
     def load_notes(self) -> None:
         from evtui.app.store_calls import fetch_reproduction_notes
+        from evtui.scoring.engine.reproduction import check_failed_note
 
         try:
             notes = fetch_reproduction_notes(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
         except Exception as error:  # noqa: BLE001 - the notes are an aside; say they are missing
-            notes = [f"could not check whether a re-score reproduces the recorded metrics: {type(error).__name__}: {error}"]
+            notes = [check_failed_note(error)]
         self.post_message(self.NotesLoaded(notes))
 
     @on(NotesLoaded)
     def _on_notes_loaded(self, message: NotesLoaded) -> None:
-        from evtui.app.widgets.line_view import printable
-
         notes = self.query_one("#run-notes", Static)
-        notes.update(Content("\n".join(f"⚠ {printable(note)}" for note in message.notes)))
+        notes.update(fmt.notes_content(message.notes))
         notes.display = bool(message.notes)
 
     def reload_run(self) -> None:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evtui.records import ResultRecord
+from evtui.scoring.engine.run_notes import RunNote, notes_json
 
 
 class SampleSubset(BaseModel):
@@ -128,7 +129,7 @@ class RunOutcome:
     run_id: int
     path: str
     results: list[ResultRecord] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # e.g. a recorded scorer that could not be rebuilt
+    notes: list[RunNote] = field(default_factory=list)  # e.g. a recorded scorer that could not be rebuilt
     # The run's own scores' metrics where it records none (scoring/engine/computed.py).
     computed: list[ResultRecord] = field(default_factory=list)
 
@@ -169,7 +170,7 @@ class JobResult:
             "errors": self.errors,
             "first_errors": self.first_errors,
             "runs": [
-                {"path": run.path, "run_id": run.run_id, "notes": run.notes, "results": group_results(run.results),
+                {"path": run.path, "run_id": run.run_id, **notes_json(run.notes), "results": group_results(run.results),
                  "computed": group_results(run.computed)}
                 for run in self.runs
             ],

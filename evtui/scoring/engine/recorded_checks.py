@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evtui.records import ResultRecord
+from evtui.scoring.engine.run_notes import RunNote
 
 RENAMED_METRICS = {"bootstrap_std": "bootstrap_stderr's name before inspect_ai 0.3.58"}
 # Scorer options under their names in older inspect_ai releases: answer(type=...) up to ~0.3.22.
 RENAMED_OPTIONS = {"answer": {"type": "pattern"}}
-NO_SAMPLES_NOTE = "the log holds no samples: recorded results cannot be recomputed"
+NO_SAMPLES_NOTE = RunNote.warning("the log holds no samples: recorded results cannot be recomputed")
 
 
 def current_options(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def current_options(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
 class RecordedCheck:
     config: dict[str, Any]  # the run's config with the metrics of `skipped` scorers emptied
     skipped: list[str] = field(default_factory=list)  # scorer names (Inspect's unique names)
-    notes: list[str] = field(default_factory=list)
+    notes: list[RunNote] = field(default_factory=list)
 
 
 def _metric_leaves(specs: Any) -> list[Any]:
@@ -55,11 +56,11 @@ def _leaf_name(spec: Any) -> tuple[str, dict[str, Any]]:
     return str(spec).split("/")[-1].split("(")[0], {}
 
 
-def _random_note(scorer: str, metric: str, options: Mapping[str, Any]) -> str | None:
+def _random_note(scorer: str, metric: str, options: Mapping[str, Any]) -> RunNote | None:
     if metric in ("bootstrap_stderr", "bootstrap_std") or (metric == "ci" and options.get("method") == "bootstrap"):
         alias = f" ({metric} is {RENAMED_METRICS[metric]})" if metric in RENAMED_METRICS else ""
-        return (f"{scorer} {metric} is a random resampling Inspect did not seed{alias}: "
-                "the re-score's value is a new draw, not reproducible, and differs from the recorded one")
+        return RunNote.warning(f"{scorer} {metric} is a random resampling Inspect did not seed{alias}: "
+                               "the re-score's value is a new draw, not reproducible, and differs from the recorded one")
     return None
 
 
@@ -75,7 +76,7 @@ def check_recorded_config(config: Mapping[str, Any], names: Sequence[str]) -> Re
             resolve_metrics(metrics) if metrics else None
         except (LookupError, ValueError, TypeError) as error:
             checked.skipped.append(name)
-            checked.notes.append(f"recorded scorer {name!r}: {str(error).split(' Known ')[0]}; its results are not recomputed")
+            checked.notes.append(RunNote.warning(f"recorded scorer {name!r}: {str(error).split(' Known ')[0]}; its results are not recomputed"))
             scorers.append({**scorer, "metrics": []})
             continue
         scorers.append(scorer)
@@ -91,7 +92,7 @@ def check_recorded_config(config: Mapping[str, Any], names: Sequence[str]) -> Re
             resolve_metrics(task_metrics)
         except (LookupError, ValueError, TypeError) as error:
             checked.config["metrics"] = None
-            checked.notes.append(f"task metrics: {str(error).split(' Known ')[0]}; the default metrics are used instead")
+            checked.notes.append(RunNote.warning(f"task metrics: {str(error).split(' Known ')[0]}; the default metrics are used instead"))
     return checked
 
 
@@ -116,14 +117,14 @@ def with_recorded_labels(results: list[ResultRecord], recorded: Mapping[str, lis
     return [r.model_copy(update={"reducer": relabel[r.scorer]}) if r.scorer in relabel else r for r in results]
 
 
-def sample_notes(samples: int, with_content: int, has_recorded_results: bool) -> list[str]:
+def sample_notes(samples: int, with_content: int, has_recorded_results: bool) -> list[RunNote]:
     """A log with no samples to score (none, or none with an output or a score)."""
     if has_recorded_results and (samples == 0 or with_content == 0):
         return [NO_SAMPLES_NOTE]
     return []
 
 
-def empty_answer_notes(job_rows: Sequence[Mapping[str, Any]], recorded_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def empty_answer_notes(job_rows: Sequence[Mapping[str, Any]], recorded_rows: Sequence[Mapping[str, Any]]) -> list[RunNote]:
     """Scorers whose every re-run answer is `no_response` where the recorded scores had values."""
     notes = []
     by_scorer: dict[str, list[Mapping[str, Any]]] = {}
@@ -135,10 +136,10 @@ def empty_answer_notes(job_rows: Sequence[Mapping[str, Any]], recorded_rows: Seq
             recorded_by[row["scorer"]] = recorded_by.get(row["scorer"], 0) + 1
     for scorer, rows in by_scorer.items():
         if rows and all(r.get("reason") == "no_response" for r in rows) and recorded_by.get(scorer):
-            notes.append(
+            notes.append(RunNote.warning(
                 f"{scorer}: every re-run answer is empty (no_response) but the log recorded {recorded_by[scorer]} scored "
                 "samples: the outputs were not read (stripped or in an unknown shape); these results are not the recorded ones"
-            )
+            ))
     return notes
 
 
@@ -159,7 +160,7 @@ def add_run_checks(db: Any, run_id: int, plan: Any) -> None:
     plan.notes.extend(note for note in sample_notes(samples, with_content, bool(recorded)) if note not in plan.notes)
 
 
-def check_rescored_answers(db: Any, run_id: int, plan: Any, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def check_rescored_answers(db: Any, run_id: int, plan: Any, rows: Sequence[Mapping[str, Any]]) -> list[RunNote]:
     """After a recorded re-score: a note per scorer whose every answer came back empty."""
     from evtui.store import jobs
 

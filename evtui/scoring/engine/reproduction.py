@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from evtui.scoring.engine.recorded_checks import add_run_checks
+from evtui.scoring.engine.run_notes import RunNote
 
 
-def run_reproduction_notes(db: Any, run_id: int) -> list[str]:
+def run_reproduction_notes(db: Any, run_id: int) -> list[RunNote]:
     """What keeps re-scoring this run with what it recorded from reproducing its recorded metrics
-    (the run screen shows these): scorers that cannot be rebuilt, random or unknown metrics, no samples."""
+    (the run screen shows these): scorers that cannot be rebuilt, random or unknown metrics, no samples
+    (warnings); a harness's own score kept as recorded (information)."""
     from evtui.scoring.engine.config import ScoringJobConfig
     from evtui.scoring.engine.units import plan_units
     from evtui.store import jobs
@@ -19,3 +21,9 @@ def run_reproduction_notes(db: Any, run_id: int) -> list[str]:
     plan = plan_units(ScoringJobConfig(), run, jobs.recorded_score_names(db, run_id))
     add_run_checks(db, run_id, plan)
     return list(plan.notes)
+
+
+def check_failed_note(error: Exception) -> RunNote:
+    """The note in place of the notes when the check itself failed (the notes are an aside: the
+    rest of the run still shows)."""
+    return RunNote.warning(f"could not check whether a re-score reproduces the recorded metrics: {type(error).__name__}: {error}")

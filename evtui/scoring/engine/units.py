@@ -19,6 +19,7 @@ from evtui.scoring.ag2.feedback import aggregate_feedback, feedback_to_score, sc
 from evtui.scoring.ag2.inputs import Ag2Inputs
 from evtui.scoring.engine.config import ScoringJobConfig
 from evtui.scoring.engine.recorded_checks import current_options
+from evtui.scoring.engine.run_notes import RunNote
 from evtui.scoring.specs.parsing import SpecCall, SpecError, UnknownSpecNameError, build, parse
 from evtui.score_values import SampleScore, Score
 
@@ -74,7 +75,7 @@ class RunPlan:
     reducers: list[Any] | None  # made reducers; None = implicit mean
     metrics: list[Any] | None  # made metrics overriding every scorer's
     recorded: bool = False  # re-scoring with what the run recorded
-    notes: list[str] = field(default_factory=list)
+    notes: list[RunNote] = field(default_factory=list)
     # Recorded scores that cannot be re-run but are re-aggregated with the job's reducers/metrics
     # (e.g. EvSys rewards with `--metric evsys:pass@3`).
     aggregate_recorded: list[str] = field(default_factory=list)
@@ -123,7 +124,8 @@ def plan_units(config: ScoringJobConfig, run: dict[str, Any], recorded_names: li
             # grader client: model-graded scorers use the job's grader settings instead.
             dropped = [key for key in ("model", "model_role") if options.pop(key, None) is not None]
             if dropped:
-                plan.notes.append(f"recorded scorer {names[-1]!r}: grader model from the job's grader settings, not the log's")
+                # A different grader than the log's: the re-score's grades may differ from the recorded ones.
+                plan.notes.append(RunNote.warning(f"recorded scorer {names[-1]!r}: grader model from the job's grader settings, not the log's"))
             call = SpecCall(base, kwargs=options, called=True)
             try:
                 made = build("scorer", call)
@@ -171,17 +173,17 @@ def _check_recorded(plan: RunPlan, names: list[str]) -> None:
 
 def _not_rerun(plan: RunPlan, name: str, error: Exception) -> None:
     what, why = f"recorded scorer {name!r} not re-run", _short(error)
-    _keep_recorded(plan, name, f"{what} ({why}); its recorded scores are re-aggregated", f"{what}: {why}")
+    _keep_recorded(plan, name, RunNote.warning(f"{what} ({why}); its recorded scores are re-aggregated"), RunNote.warning(f"{what}: {why}"))
 
 
 def _harness_score(plan: RunPlan, name: str, fmt: str) -> None:
     # A Harbor reward, an lm-eval metric or Terminal-Bench's is_resolved came from the harness's own
     # verifier: not a failure to re-run, so the note says what it is rather than "unknown scorer".
     what = f"{name!r} is {fmt}'s own score (no evtui scorer has that name)"
-    _keep_recorded(plan, name, f"{what}: its recorded scores are re-aggregated", f"{what}: kept as recorded")
+    _keep_recorded(plan, name, RunNote.info(f"{what}: its recorded scores are re-aggregated"), RunNote.info(f"{what}: kept as recorded"))
 
 
-def _keep_recorded(plan: RunPlan, name: str, aggregated_note: str, kept_note: str) -> None:
+def _keep_recorded(plan: RunPlan, name: str, aggregated_note: RunNote, kept_note: RunNote) -> None:
     """The recorded scores of `name` stand: re-aggregated when the job names metrics or reducers."""
     if plan.metrics is not None or plan.reducers is not None:
         plan.aggregate_recorded.append(name)
@@ -201,7 +203,7 @@ def _check_epochs(plan: RunPlan) -> None:
         try:
             validate_reducer(epochs, reducer)
         except ValueError as error:
-            plan.notes.append(f"{error}: its results are NaN")
+            plan.notes.append(RunNote.warning(f"{error}: its results are NaN"))
 
 
 def _short(error: Exception) -> str:
