@@ -192,15 +192,20 @@ def scorer_names(db: sqlite_utils.Database, run_ids: Sequence[int]) -> list[str]
 
 
 def recorded_score_names(db: sqlite_utils.Database, run_id: int) -> list[str]:
-    """Scorer names recorded in the run file (source 'log', job 0), in first-seen order."""
+    """Scorer names recorded in the run file (source 'log', job 0), in first-seen order: by the
+    first sample each scored (samples are stored in file order), then by row on that sample."""
     first_seen = []
     for name in _run_scorers(db, run_id):
+        # One seek in the UNIQUE key (run_id, scorer, source, job_id, sample_rowid); min(id) read
+        # every score of the scorer (0.07 s at a million).
         row = db.execute(
-            "SELECT min(id) FROM scores WHERE run_id = ? AND scorer = ? AND job_id = 0 AND source = 'log'", [run_id, name]
+            "SELECT sample_rowid, id FROM scores WHERE run_id = ? AND scorer = ? AND source = 'log' AND job_id = 0 "
+            "ORDER BY sample_rowid LIMIT 1",
+            [run_id, name],
         ).fetchone()
-        if row[0] is not None:
-            first_seen.append((row[0], name))
-    return [name for _, name in sorted(first_seen)]
+        if row is not None:
+            first_seen.append((row[0], row[1], name))
+    return [name for _, _, name in sorted(first_seen)]
 
 
 # --------------------------------------------------------------------------------- samples
