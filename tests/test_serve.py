@@ -129,7 +129,7 @@ def test_a_browser_drills_down_from_the_runs_table_to_a_scorers_explanation(serv
     def shown() -> str:
         return ESCAPES.sub(b"", bytes(received)).decode("utf-8", "replace")
 
-    def wait_for(text: str, timeout: float = 20.0) -> None:
+    def wait_for(text: str, timeout: float = 60.0) -> None:  # a bound on a hang, not a timing: the full suite loads 2 cores
         deadline = time.monotonic() + timeout
         while text not in shown():
             assert time.monotonic() < deadline, f"{text!r} never reached the browser"
@@ -144,6 +144,8 @@ def test_a_browser_drills_down_from_the_runs_table_to_a_scorers_explanation(serv
         page.focus(".xterm-helper-textarea")  # keys go to the terminal, as after a click
         received.clear()
         page.keyboard.press("Control+p")
+        # Typed before the palette is up, the letters would be the runs screen's keys (s, c, r …).
+        wait_for("Search for commands")
         page.keyboard.type("Open run: model_graded")
         # The palette lists the run as "task · model · file" (the table behind has no "·"):
         # its search has finished, so Enter opens that run (under load this takes a while).
