@@ -21,7 +21,7 @@ STATUS_STYLES = {
 def status_content(status: str | None) -> Content:
     """A run status coloured by meaning (the colour follows the theme)."""
     status = status or "?"
-    return Content.styled(safe_line(status, 40), STATUS_STYLES.get(status, "$text-muted"))
+    return Content.styled(safe_line(status, 40), STATUS_STYLES.get(status, "$foreground-muted"))
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
@@ -91,7 +91,7 @@ def score_content(value_num: float | None, text: str) -> Content:
     """A score cell coloured pass (1), fail (0) or partial (between)."""
     text = safe_line(text, 200)  # score values are run data
     if value_num is None or math.isnan(value_num):
-        return Content.styled(text, "$text-muted")
+        return Content.styled(text, "$foreground-muted")
     if value_num >= 1:
         return Content.styled(text, "$score-pass")
     if value_num <= 0:

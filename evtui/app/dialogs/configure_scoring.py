@@ -57,8 +57,8 @@ class ChosenSpec:
     @property
     def label(self) -> Content:
         if self.result and self.result.valid:
-            return Content.assemble(Content.styled(f"{self.kind:<8}", "$text-muted"), self.result.spec or self.name)
-        return Content.assemble(Content.styled(f"{self.kind:<8}", "$text-muted"), Content.styled(f"{self.name} ⚠", "$error"))
+            return Content.assemble(Content.styled(f"{self.kind:<8}", "$foreground-muted"), self.result.spec or self.name)
+        return Content.assemble(Content.styled(f"{self.kind:<8}", "$foreground-muted"), Content.styled(f"{self.name} ⚠", "$error"))
 
 
 @dataclass

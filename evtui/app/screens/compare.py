@@ -356,17 +356,17 @@ def run_labels(runs: Sequence[Any]) -> list[str]:
 
 def _run_description(run: Any, display_path: Any) -> Content:
     if run is None:
-        return Content.styled("no longer in the index", "$text-muted")
+        return Content.styled("no longer in the index", "$foreground-muted")
     return Content.assemble(
         f"{safe(run.model or '?')}  ",
         fmt.status_content(run.status),
-        (f"  {fmt.format_samples(run.samples_completed, run.samples_total)} samples  {run_file_label(display_path(run.path), getattr(run, 'part', ''))}", "$text-muted"),
+        (f"  {fmt.format_samples(run.samples_completed, run.samples_total)} samples  {run_file_label(display_path(run.path), getattr(run, 'part', ''))}", "$foreground-muted"),
     )
 
 
 def _interval_text(side: Any) -> Content:
     if side is None or side.interval is None:
-        return Content.styled("no scores", "$text-muted")
+        return Content.styled("no scores", "$foreground-muted")
     interval = side.interval
     method = {"wilson": " W", "exact": " CP", "t": ""}[interval.method]
     return Content(fmt.format_value_interval(interval.value, interval.low, interval.high) + method)
@@ -412,7 +412,7 @@ def row_cells(row: Any) -> list[Any]:
     mixed = row.mixed_sources
     for cell in row.cells:
         if cell is None:
-            cells.append(Content.styled("–", "$text-muted"))
+            cells.append(Content.styled("–", "$foreground-muted"))
             continue
         text = metric_value_text(row.metric, cell.value, cell.stderr)
         if mixed or cell.reviews:

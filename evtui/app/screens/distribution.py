@@ -206,7 +206,7 @@ def summary(dist: Any) -> Content:
         how = "no scored values"
     parts = [Content.styled(safe_line(name, 120), "bold $primary"), Content(f"  {how}")]
     if dist.minimum is not None and dist.maximum is not None:
-        parts.append(Content.styled(f"  range {fmt.format_number(dist.minimum, 3)} … {fmt.format_number(dist.maximum, 3)}", "$text-muted"))
+        parts.append(Content.styled(f"  range {fmt.format_number(dist.minimum, 3)} … {fmt.format_number(dist.maximum, 3)}", "$foreground-muted"))
     if dist.unscored:
-        parts.append(Content.styled(f"  {dist.unscored:,} unscored (not drawn)", "$text-muted"))
+        parts.append(Content.styled(f"  {dist.unscored:,} unscored (not drawn)", "$foreground-muted"))
     return Content.assemble(*parts)

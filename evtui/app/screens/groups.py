@@ -188,7 +188,7 @@ class GroupsScreen(Screen[None]):
         for group in groups:
             cells: list[Any] = [group_cell(group), samples_cell(group)]
             if group.pending:
-                cells += [Content.styled("…", "$text-muted")] * len(columns)
+                cells += [Content.styled("…", "$foreground-muted")] * len(columns)
             else:
                 cells += metric_cells(group, columns)
             if show_errors:

@@ -29,7 +29,7 @@ class JobsLoaded(Message):
     jobs: list[dict[str, Any]]
 
 
-STATUS_STYLE = {"running": "$warning", "queued": "$text-muted", "done": "$success", "cancelled": "$text-muted", "failed": "$error"}
+STATUS_STYLE = {"running": "$warning", "queued": "$foreground-muted", "done": "$success", "cancelled": "$foreground-muted", "failed": "$error"}
 
 
 class JobsScreen(Screen[None]):

@@ -82,7 +82,7 @@ def heat_value(cell: Any) -> float | None:
 
 def cell_content(cell: Any, rank: int | None, ranked: int) -> Content:
     if cell is None:
-        return Content.styled("–", "$text-muted")
+        return Content.styled("–", "$foreground-muted")
     interval = cell_interval(cell)
     text = fmt.format_number(cell.value)
     if interval:

@@ -385,7 +385,7 @@ def result_cells(result: Any) -> tuple[Any, ...]:
     elif base == "computed":
         source = Content.styled("computed (run records none)", "$warning")
     elif not result.job_id:
-        source = Content.styled("recorded", "$text-muted")
+        source = Content.styled("recorded", "$foreground-muted")
     else:
         source = Content.styled(base, "$accent")
     scored = "–" if result.scored is None else str(result.scored)
@@ -402,7 +402,7 @@ def result_cells(result: Any) -> tuple[Any, ...]:
 
 
 def _fact(label: str, value: str | Content) -> Content:
-    return Content.assemble(Content.styled(f"{label:<10}", "$text-muted"), plain(value) if isinstance(value, str) else value)
+    return Content.assemble(Content.styled(f"{label:<10}", "$foreground-muted"), plain(value) if isinstance(value, str) else value)
 
 
 def _metric_names(metrics: Any) -> str:

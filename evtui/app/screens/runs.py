@@ -223,15 +223,15 @@ def run_cells(run: Any, marked: bool = False, live: Any = None, intervals: bool 
     samples = fmt.format_samples(run.samples_completed, run.samples_total)
     headline = plain(headline_text(run.headline, intervals=intervals) or "–")
     if run.headline and run.headline[0].computed:  # the run records no metrics: evtui computed these
-        headline = Content.assemble(headline, (" computed", "$text-muted"))
+        headline = Content.assemble(headline, (" computed", "$foreground-muted"))
     if live is not None:
         if not live.process_alive:
-            status = Content.assemble(status, (" (writer gone)", "$text-muted"))
+            status = Content.assemble(status, (" (writer gone)", "$foreground-muted"))
         else:
             # Completed samples still in Inspect's buffer count as completed (they are, unflushed).
             samples = Content(fmt.format_samples(run.samples_completed + live.completed_unflushed, run.samples_total))
             if live.running:
-                samples = Content.assemble(samples, (f" +{live.running} running", "$text-muted"))
+                samples = Content.assemble(samples, (f" +{live.running} running", "$foreground-muted"))
         if not run.headline and live.metrics:
             shown = next((m for m in live.metrics if m.headline), live.metrics[0])
             value = "–" if shown.value is None else f"{shown.value:.3f}"
@@ -245,7 +245,7 @@ def run_cells(run: Any, marked: bool = False, live: Any = None, intervals: bool 
         fmt.format_tokens(run.total_tokens),
         fmt.format_cost(run.cost),
         fmt.format_duration(run.duration),
-        Content.styled(f"{safe_line(file_name)} (missing)", "$text-muted") if run.missing else plain(file_name),
+        Content.styled(f"{safe_line(file_name)} (missing)", "$foreground-muted") if run.missing else plain(file_name),
     )
 
 

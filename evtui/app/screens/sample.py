@@ -165,7 +165,7 @@ class SampleScreen(Screen[None]):
     def _request(self, rowid: int) -> None:
         self.sample_rowid = rowid
         self._loading = True
-        self.query_one("#sample-heading", Static).update(Content.styled("loading…", "$text-muted"))
+        self.query_one("#sample-heading", Static).update(Content.styled("loading…", "$foreground-muted"))
         self.load(rowid)
 
     @on(Loaded)
@@ -406,17 +406,17 @@ class SampleScreen(Screen[None]):
 def heading(view: SampleView, compared: bool = False) -> Content:
     """`sample 3 · epoch 2 of 3 · ◀ p  n ▶` with the ends of the list greyed out (`b`: both runs, when compared)."""
     sample = view.sample
-    parts: list[str | tuple[str, str]] = [("sample ", "$text-muted"), (safe_line(sample.sample_id, 120), "bold")]
+    parts: list[str | tuple[str, str]] = [("sample ", "$foreground-muted"), (safe_line(sample.sample_id, 120), "bold")]
     if len(view.epochs) > 1:
-        parts += [("  epoch ", "$text-muted"), (f"{sample.epoch} of {len(view.epochs)}", "bold")]
+        parts += [("  epoch ", "$foreground-muted"), (f"{sample.epoch} of {len(view.epochs)}", "bold")]
     parts += [
-        ("   ◀ p previous", "$text-muted" if view.previous_rowid is None else "$primary"),
-        ("  ·  ", "$text-muted"),
-        ("next n ▶", "$text-muted" if view.next_rowid is None else "$primary"),
+        ("   ◀ p previous", "$foreground-muted" if view.previous_rowid is None else "$primary"),
+        ("  ·  ", "$foreground-muted"),
+        ("next n ▶", "$foreground-muted" if view.next_rowid is None else "$primary"),
     ]
     if sample.error:
         parts.append(("   ✗ error", "$error"))
     if not view.transcript_from_file:
         parts.append(("   ⚠ transcript from the index", "$warning"))
-    parts.append(("   tabs: o t v s m" + (" b" if compared else ""), "$text-muted"))
+    parts.append(("   tabs: o t v s m" + (" b" if compared else ""), "$foreground-muted"))
     return Content.assemble(*parts)

@@ -45,7 +45,7 @@ def distribution_lines(distribution: Any, width: int) -> list[Content]:
     buckets = list(distribution.buckets)
     if not buckets:
         unscored = distribution.unscored
-        return [Content.styled(f"No scored values ({unscored} unscored)." if unscored else "No scores.", "$text-muted")]
+        return [Content.styled(f"No scored values ({unscored} unscored)." if unscored else "No scores.", "$foreground-muted")]
     label_width = min(max(len(b.label) for b in buckets), 28)
     count_width = max(len(f"{b.count:,}") for b in buckets)
     tail_width = count_width + 9  # "  1,234  100.0%"
@@ -62,10 +62,10 @@ def distribution_lines(distribution: Any, width: int) -> list[Content]:
         bar = bar_text(bucket.count, largest, bar_width)
         lines.append(
             Content.assemble(
-                (f"{label:>{label_width}} ", "$text-muted"),
+                (f"{label:>{label_width}} ", "$foreground-muted"),
                 (f"{bar:<{bar_width}}", bucket_style(value, unit_scale)),
                 f"  {bucket.count:>{count_width},}",
-                (f"  {bucket.count / total * 100:5.1f}%", "$text-muted"),
+                (f"  {bucket.count / total * 100:5.1f}%", "$foreground-muted"),
             )
         )
     return lines
@@ -102,5 +102,5 @@ class ScoreDistribution(Widget):
 
     def render(self) -> Content:
         if self.distribution is None:
-            return Content.styled("loading…", "$text-muted")
+            return Content.styled("loading…", "$foreground-muted")
         return Content("\n").join(distribution_lines(self.distribution, self.content_region.width or self.size.width))

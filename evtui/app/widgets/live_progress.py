@@ -105,7 +105,7 @@ def progress_line(completed: int, total: int | None, rate: float | None, view: L
         share = min(1.0, completed / total)
         filled = round(share * BAR_WIDTH)
         parts += [f"{completed:,}/{total:,} ", Content.styled("█" * filled, "$accent"),
-                  Content.styled("░" * (BAR_WIDTH - filled), "$text-muted"), f" {share:.0%}"]
+                  Content.styled("░" * (BAR_WIDTH - filled), "$foreground-muted"), f" {share:.0%}"]
     else:
         parts.append(f"{completed:,} samples")
     parts.append(f" · {rate:.1f}/s" if rate else " · –/s")
@@ -129,7 +129,7 @@ def metric_line(metric: LiveMetricView) -> Content:
     source = f"  (over {metric.scored:,} samples, computed)" if metric.source == "computed" and metric.scored else ""
     if metric.source == "buffer":
         source = "  (Inspect's running value)"
-    return Content.assemble(text, (source, "$text-muted"))
+    return Content.assemble(text, (source, "$foreground-muted"))
 
 
 def in_flight_line(running: tuple[Any, ...]) -> Content:
@@ -139,7 +139,7 @@ def in_flight_line(running: tuple[Any, ...]) -> Content:
         elapsed = _elapsed(sample.started_at, now)
         shown.append(f"{safe_line(sample.id)}#{sample.epoch} {elapsed}")
     more = f" +{len(running) - SHOWN_IN_FLIGHT} more" if len(running) > SHOWN_IN_FLIGHT else ""
-    return Content.assemble(("in flight: ", "$text-muted"), ", ".join(shown) + more)
+    return Content.assemble(("in flight: ", "$foreground-muted"), ", ".join(shown) + more)
 
 
 def _elapsed(started_at: str | None, now: datetime) -> str:

@@ -54,7 +54,7 @@ class HeatmapChart(Widget):
 
     def render(self) -> Content:
         if not self.row_labels:
-            return Content.styled("nothing to draw", "$text-muted")
+            return Content.styled("nothing to draw", "$foreground-muted")
         present = [v for row in self.values for v in row if v is not None and not math.isnan(v)]
         low, high = min(present, default=0.0), max(present, default=0.0)
         texts = [[fmt.format_number(v, self.digits) if v is not None else "–" for v in row] for row in self.values]
@@ -64,14 +64,14 @@ class HeatmapChart(Widget):
         if self.title:
             lines.append(Content.styled(plot_label(self.title, 200), "bold"))
         header = " " * (label_width + 1) + "".join(f"{plot_label(c, cell - 2):>{cell}}" for c in self.column_labels)
-        lines.append(Content.styled(header, "$text-muted"))
+        lines.append(Content.styled(header, "$foreground-muted"))
         steps = ("$surface", "$primary 25%", "$primary 50%", "$primary 75%", "$primary")
         for label, row, row_texts in zip(self.row_labels, self.values, texts, strict=True):
-            parts: list[Content | tuple[str, str]] = [(f"{plot_label(label, label_width):>{label_width}} ", "$text-muted")]
+            parts: list[Content | tuple[str, str]] = [(f"{plot_label(label, label_width):>{label_width}} ", "$foreground-muted")]
             for value, text in zip(row, row_texts, strict=True):
                 shade = shade_of(value, low, high)
                 style = f"on {steps[shade]}" + (" bold" if shade >= 3 else "")
                 parts.append((f"{SHADES[shade] + ' ' + text:>{cell}}", style))
             lines.append(Content.assemble(*parts))
-        lines.append(Content.styled(f"░ low … █ high ({fmt.format_number(low, self.digits)} … {fmt.format_number(high, self.digits)})", "$text-muted"))
+        lines.append(Content.styled(f"░ low … █ high ({fmt.format_number(low, self.digits)} … {fmt.format_number(high, self.digits)})", "$foreground-muted"))
         return Content("\n").join(lines)

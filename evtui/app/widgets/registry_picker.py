@@ -99,9 +99,9 @@ class RegistryPicker(Vertical):
             Option(
                 Content.assemble(
                     Content.styled(entry.name, "bold"),
-                    Content.styled(f"  {origin_label(entry)}", "$text-muted"),
+                    Content.styled(f"  {origin_label(entry)}", "$foreground-muted"),
                     "\n",
-                    Content.styled(f"  {_short(entry.description or '(no description)', 36)}", "$text-muted"),
+                    Content.styled(f"  {_short(entry.description or '(no description)', 36)}", "$foreground-muted"),
                 ),
                 id=entry.name,
             )

@@ -18,19 +18,19 @@ OUTPUT_LIMIT = 20_000
 def _side(title: str, view: Any, note: str) -> Content:
     """A run's half: heading, output, then each score (value, answer, explanation)."""
     if view is None:
-        return Content.assemble((title, "bold $primary"), "\n\n", (note, "$text-muted"))
+        return Content.assemble((title, "bold $primary"), "\n\n", (note, "$foreground-muted"))
     sample = view.sample
-    parts: list[Any] = [(title, "bold $primary"), "\n", (printable(f"{view.model or '?'} · sample {sample.sample_id} epoch {sample.epoch}"), "$text-muted"), "\n\n",
+    parts: list[Any] = [(title, "bold $primary"), "\n", (printable(f"{view.model or '?'} · sample {sample.sample_id} epoch {sample.epoch}"), "$foreground-muted"), "\n\n",
                         ("Output\n", "bold"), clipped(sample.output_text or "(no output)", OUTPUT_LIMIT), "\n\n", ("Scores\n", "bold")]  # fmt: skip
     for score_view in view.scores:
         score = score_view.score
         mark = "★ " if score_view.effective else "  "
         parts += [(f"{mark}{printable(score.scorer)}: {printable(str(score.value))}", "bold" if score_view.effective else ""),
-                  (f"  ({score_view.origin_label})\n", "$text-muted")]  # fmt: skip
+                  (f"  ({score_view.origin_label})\n", "$foreground-muted")]  # fmt: skip
         if score.answer:
             parts.append(f"    answer: {clipped(score.answer, 2_000)}\n")
         if score.explanation:
-            parts.append((f"    {clipped(score.explanation, 2_000)}\n", "$text-muted"))
+            parts.append((f"    {clipped(score.explanation, 2_000)}\n", "$foreground-muted"))
     return Content.assemble(*parts)
 
 

@@ -79,8 +79,8 @@ class SampleOverview(VerticalScroll):
                 Content.assemble(
                     (f"{safe_line(detail.scorer, 120)}: ", "bold"),
                     fmt.score_content(detail.value_num, value_text(detail.value)),
-                    (f"  {safe_line(score.origin_label)}" + ("" if score.effective else " (overridden)"), "$text-muted"),
-                    (f"  answer: {clipped(detail.answer, 200)}" if detail.answer else "", "$text-muted"),
+                    (f"  {safe_line(score.origin_label)}" + ("" if score.effective else " (overridden)"), "$foreground-muted"),
+                    (f"  answer: {clipped(detail.answer, 200)}" if detail.answer else "", "$foreground-muted"),
                 ),
                 classes="overview--text",
             )

@@ -18,7 +18,7 @@ from evtui.sample_view import ScoreView
 
 METADATA_CHARS = 20_000  # a grader's whole conversation can sit in metadata; Static wraps ~5 s per MB
 
-ORIGIN_STYLES = {"recorded": "$text-muted", "job": "$secondary", "human": "$accent"}
+ORIGIN_STYLES = {"recorded": "$foreground-muted", "job": "$secondary", "human": "$accent"}
 
 
 def value_text(value: Any) -> str:
@@ -106,7 +106,7 @@ class ScoreCard(Vertical, can_focus=True):
             number,
             "  ",
             (safe_line(self.view.origin_label), ORIGIN_STYLES.get(self.view.origin, "$text")),
-            ("  ★ counts for this scorer" if self.view.effective else "  (overridden)", "$text-muted"),
+            ("  ★ counts for this scorer" if self.view.effective else "  (overridden)", "$foreground-muted"),
         )
 
 
@@ -146,15 +146,15 @@ def history_line(edit: Any) -> Content:
     original = edit.seq == 0 and not edit.author
     when = safe_line((edit.timestamp or "")[:16].replace("T", " "))
     parts: list[str | tuple[str, str]] = [
-        (f"#{edit.seq} ", "$text-muted"), (value_text(edit.value), "bold"),
+        (f"#{edit.seq} ", "$foreground-muted"), (value_text(edit.value), "bold"),
         " · original value" if original else f" · {safe_line(edit.author or 'unknown author', 120)}",
     ]  # fmt: skip
     if when:
-        parts.append((f" · {when}", "$text-muted"))
+        parts.append((f" · {when}", "$foreground-muted"))
     if edit.edit_reason:
         parts.append(f" · “{printable(edit.edit_reason)}”")
     if edit.explanation and not original:
-        parts.append((f" · explanation: {printable(edit.explanation)}", "$text-muted"))
+        parts.append((f" · explanation: {printable(edit.explanation)}", "$foreground-muted"))
     if not original:
-        parts.append((" · edited in evtui" if edit.origin == "evtui" else " · edit recorded in the log", "$text-muted"))
+        parts.append((" · edited in evtui" if edit.origin == "evtui" else " · edit recorded in the log", "$foreground-muted"))
     return Content.assemble(*parts)

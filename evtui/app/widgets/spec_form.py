@@ -118,7 +118,7 @@ class SpecForm(VerticalScroll):
         spec_line = self.query_one(".form-spec", Static)
         spec_line.set_class(not result.valid, "-invalid")
         if result.valid:
-            spec_line.update(Content.assemble(Content.styled("spec  ", "$text-muted"), result.spec or ""))
+            spec_line.update(Content.assemble(Content.styled("spec  ", "$foreground-muted"), result.spec or ""))
         else:
             spec_line.update(result.general or "fix the fields marked above")
 
