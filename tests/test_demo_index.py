@@ -36,6 +36,7 @@ def test_score_export_and_the_app_share_the_demo_index(tmp_path, monkeypatch):
         by_path = evtui(cache, "score", str(CHECKOUT_DEMO / "qa_match.eval"), "--scorer", "includes", "--json")
         by_flag = evtui(cache, "score", "--demo", "qa_match.eval", "--scorer", "match", "--json")
         exported = evtui(cache, "export", "--demo", "--scorer", "includes")
+        reported = evtui(cache, "report", "--demo", "qa_match.eval", "--json")
         made_local = (CHECKOUT_DEMO / ".evtui").exists() and not had_local
     finally:
         if not had_local:
@@ -47,6 +48,10 @@ def test_score_export_and_the_app_share_the_demo_index(tmp_path, monkeypatch):
     assert (json.loads(by_path.stdout)["job_id"], json.loads(by_flag.stdout)["job_id"]) == (1, 2)
     assert exported.returncode == 0, exported.stderr
     assert sum(1 for line in exported.stdout.splitlines() if json.loads(line)["scorer"] == "includes") >= 12
+    # The report reads the same index: the run's recorded metrics and both jobs' computed ones.
+    assert reported.returncode == 0, reported.stderr
+    [run] = json.loads(reported.stdout)
+    assert run["task"] == "qa_match" and {r["source"] for r in run["results"]} >= {"recorded", "evtui job 1", "evtui job 2"}
 
     parser = argparse.ArgumentParser()
     open_command.add_arguments(parser)
@@ -61,4 +66,6 @@ def test_score_export_and_the_app_share_the_demo_index(tmp_path, monkeypatch):
 
 def test_score_without_paths_or_demo_is_a_usage_error(tmp_path):
     done = evtui(tmp_path, "score", "--scorer", "match")
+    assert done.returncode == 2 and "give PATH... or --demo" in done.stderr
+    done = evtui(tmp_path, "report")
     assert done.returncode == 2 and "give PATH... or --demo" in done.stderr

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evtui.commands.run_paths import index_path_for, index_runs, missing_paths_message
+from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, missing_paths_message, run_paths
 from evtui.commands.score import _json_safe, _number
 from evtui.safe_text import safe_line, spreadsheet_cell
 
@@ -29,7 +29,7 @@ _KINDS = {"id": "task", "task": "task", "sample_id": "task", "epoch": "epoch", "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="RUN_DIR", help="run files or directories (indexed first if needed)")
+    add_path_arguments(parser)
     parser.add_argument("--group-by", action="append", default=[], metavar="KEY",
                         help="also each run's metrics per group: a metadata key (category or metadata.category), "
                         "id (sample id), epoch or outcome (error / limit); repeat for more")  # fmt: skip
@@ -56,7 +56,9 @@ def grouping_for(key: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = [Path(p) for p in args.paths]
+    paths = run_paths(args)
+    if isinstance(paths, str):
+        return _fail(paths)
     problem = missing_paths_message(paths)
     if problem:
         return _fail(problem)
