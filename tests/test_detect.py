@@ -211,3 +211,22 @@ def test_a_long_first_jsonl_line_is_still_recognised_by_its_top_level_keys(tmp_p
     evsys = tmp_path / "rollouts.jsonl"
     evsys.write_text(json.dumps(rollout) + "\n")
     assert detect.detect_format(evsys) == "evsys"
+
+
+def test_the_watchers_signature_reads_a_files_head_once_to_know_it_is_no_old_lm_eval_file(tmp_path, monkeypatch):
+    """run_file_signature runs for every run file at every poll: whether a .json/.jsonl is an
+    lm-eval < 0.4.3 file (read from its head) is asked once per file, not once per poll; a
+    file still shorter than that head is asked again as it grows."""
+    log = tmp_path / "run.jsonl"
+    log.write_text('{"id": "s1", "input": "q", "target": "a", "output": "a"}\n')
+    asked = []
+    real = detect.READERS["lm_eval"].legacy_companions
+    monkeypatch.setattr(detect.READERS["lm_eval"], "legacy_companions", lambda path: asked.append(path) or real(path))
+    for _ in range(3):
+        detect.run_file_signature(log)
+    assert len(asked) == 1
+    with log.open("a") as f:
+        f.write('{"id": "s2", "input": "q", "target": "b", "output": "b"}\n')
+    detect.run_file_signature(log)
+    detect.run_file_signature(log)
+    assert len(asked) == 2

@@ -202,7 +202,15 @@ def _run_folder_file(folder: Path, filenames: list[str]) -> Path | None:
     return None
 
 
-def companion_files(path: Path) -> list[Path]:
+# Which .json/.jsonl files are not lm-eval < 0.4.3 files, by (path, inode, head size): the
+# answer is read from the file's first 512 bytes, and the watcher asks about every run file at
+# every poll (an Inspect .json log, a plain JSONL run). A head shorter than 512 bytes is asked
+# again as the file grows.
+_NOT_LEGACY_LM_EVAL: set[tuple[str, int, int]] = set()
+_NOT_LEGACY_LIMIT = 100_000
+
+
+def companion_files(path: Path, st: os.stat_result | None = None) -> list[Path]:
     """Files beside a run file that its reader reads too, so a change to one of them is a change
     to the run (EvSys: the split's metrics.jsonl, appended to without touching the rollouts;
     a Harbor job: its config, lock and each trial's result.json; a Terminal-Bench run: its
@@ -217,9 +225,15 @@ def companion_files(path: Path) -> list[Path]:
     if _LM_EVAL_FILE.match(path.name) and "lm_eval" in READERS:
         return READERS["lm_eval"].companions(path)
     if path.suffix in (".json", ".jsonl") and "lm_eval" in READERS:  # lm-eval < 0.4.3: results.json + arrays
-        found = READERS["lm_eval"].legacy_companions(path)
-        if found is not None:
-            return found
+        key = (str(path), st.st_ino, min(st.st_size, 512)) if st is not None else None
+        if key is None or key not in _NOT_LEGACY_LM_EVAL:
+            found = READERS["lm_eval"].legacy_companions(path)
+            if found is not None:
+                return found
+            if key is not None:
+                if len(_NOT_LEGACY_LM_EVAL) >= _NOT_LEGACY_LIMIT:
+                    _NOT_LEGACY_LM_EVAL.clear()
+                _NOT_LEGACY_LM_EVAL.add(key)
     for name in _RUN_FOLDER_FORMATS:
         module = READERS.get(name)
         if module is not None and path.name == module.RUN_FILE_NAME:
@@ -236,7 +250,7 @@ def run_file_signature(path: Path) -> tuple[int, int, int]:
     if not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EINVAL, f"not a regular file ({file_kind(st.st_mode)})", str(path))
     size, mtime_ns = st.st_size, st.st_mtime_ns
-    for companion in companion_files(Path(path)):
+    for companion in companion_files(Path(path), st):
         try:
             companion_stat = os.stat(companion)
         except OSError:
