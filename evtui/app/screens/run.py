@@ -163,8 +163,7 @@ class RunScreen(Screen[None]):
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("run", f"{type(error).__name__}: {error}"))
             return
-        if number == self._load_number:  # else a newer load runs: its results are the ones to show
-            self.post_message(RunLoaded(run, results, scorers, number))
+        self.post_message(RunLoaded(run, results, scorers, number))
 
     @work(thread=True, exclusive=True, group="load-reviewed", exit_on_error=False)
     def load_reviewed(self, generation: int) -> None:

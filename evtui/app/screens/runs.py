@@ -48,11 +48,10 @@ class RunsScreen(Screen[None]):
         self.live: dict[int, Any] = {}
         """Live buffer state of runs still being written (evtui.store.live.LiveRun), by run id."""
         self.intervals = False
-        self._posted: list[Any] = []  # the runs the loader last sent (it skips a second identical send)
+        """Headlines show a 95% confidence interval instead of ± stderr (i toggles)."""
         # Each load is numbered: a superseded load's thread is not stopped by its cancel and may
         # post after a newer one (the list stuck at the first run read while indexing a directory).
         self._load_number = 0
-        """Headlines show a 95% confidence interval instead of ± stderr (i toggles)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,16 +76,16 @@ class RunsScreen(Screen[None]):
         from evtui.app.store_calls import fetch_live_runs, fetch_runs
 
         try:
-            # The counts first (computed scalars as last computed), then the scalars brought up to date.
+            # The counts first (computed scalars as last computed), then the scalars brought up to
+            # date, sent again only when they changed.
+            posted: list[Any] = []
             for cached_only in (True, False):
                 runs = fetch_runs(self.app.db_path, cached_only=cached_only)  # type: ignore[attr-defined]
                 started = [run.id for run in runs if run.status == "started"]
                 live = fetch_live_runs(self.app.db_path, started) if started else {}  # type: ignore[attr-defined]
-                if not cached_only and [run.headline for run in runs] == [run.headline for run in self._posted]:
+                if not cached_only and [run.headline for run in runs] == [run.headline for run in posted]:
                     break
-                if number != self._load_number:  # a newer load runs: its rows are the ones to show
-                    return
-                self._posted = runs
+                posted = runs
                 self.post_message(RunsLoaded(runs, live, number))
         except Exception as error:  # shown to the user; the screen stays usable
             self.post_message(LoadFailed("runs", f"{type(error).__name__}: {error}"))
