@@ -248,11 +248,12 @@ def subset_rowids(
     if not include_errors:
         clause += " AND s.error IS NULL"
     if (subset or {}).get("kind") != "random":  # rowids only: a million (id, sample id) rows cost 100 MB
-        count, first, last = db.execute(
-            f"SELECT count(*), min(s.id), max(s.id) FROM samples s WHERE s.run_id = ?{clause}", [run_id, *params]
-        ).fetchone()
-        if count and last - first + 1 == count:  # a whole run, as ingest writes it: no list of every rowid
-            return range(first, last + 1)
+        if not clause:  # a whole run, whose rowids ingest writes consecutively: no list of every rowid
+            count, first, last = db.execute(
+                "SELECT count(*), min(s.id), max(s.id) FROM samples s WHERE s.run_id = ?", [run_id]
+            ).fetchone()
+            if count and last - first + 1 == count:
+                return range(first, last + 1)
         return [row[0] for row in db.execute(f"SELECT s.id FROM samples s WHERE s.run_id = ?{clause} ORDER BY s.id", [run_id, *params])]
     rows = db.execute(
         f"SELECT s.id, s.sample_id FROM samples s WHERE s.run_id = ?{clause} ORDER BY s.id", [run_id, *params]
