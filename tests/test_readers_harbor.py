@@ -389,6 +389,6 @@ def test_trial_files_longer_than_one_read_are_read_whole_and_logs_by_their_tail(
 
     value, problem = run_folder.load_json(folder / "result.json", limit=100_000)
     assert value is None and problem == (
-        f"{folder / 'result.json'}: {(folder / 'result.json').stat().st_size} bytes, more than the 0 MiB a run"
+        f"{folder / 'result.json'}: {(folder / 'result.json').stat().st_size} bytes, more than the 100000 bytes a run"
         " folder's JSON file may have"
     )

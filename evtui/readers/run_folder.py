@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from evtui.readers.base import ReaderError
+from evtui.readers.limits import mib
 
 JSON_FILE_LIMIT = 64 << 20  # bytes: a run folder's per-trial or per-run JSON file
 TEXT_TAIL = 8000  # characters of a log (verifier stdout, pane capture) kept with a sample
@@ -31,7 +32,7 @@ def load_json(path: str | Path, limit: int = JSON_FILE_LIMIT, *, missing_ok: boo
     except FileNotFoundError:
         return None, None if missing_ok else f"{path}: missing"
     except _TooBig as big:
-        return None, f"{path}: {big.size} bytes, more than the {limit >> 20} MiB a run folder's JSON file may have"
+        return None, f"{path}: {big.size} bytes, more than the {mib(limit)} a run folder's JSON file may have"
     except OSError as exc:
         return None, f"{path}: cannot open: {exc.strerror or exc}"
     if not raw.strip():
