@@ -82,9 +82,8 @@ def _doc_key(doc_id: Any) -> Any:
     return doc_id if isinstance(doc_id, (int, str)) else repr(doc_id)
 
 
-def to_sample(obj: dict[str, Any], output_type: str | None, ref: str, filter_name: str | None = None) -> SampleRecord:
+def to_sample(obj: dict[str, Any], output_type: str | None, ref: str, filter_name: str) -> SampleRecord:
     doc_id = obj["doc_id"]
-    filter_name = filter_name or str(obj.get("filter") or "none")
     arguments = _arguments(obj.get("arguments"))
     kind = output_type or _guess_type(arguments, obj.get("resps"))
     # Few top-level keys: each becomes an indexed row for filters and groups. What lm-eval

@@ -46,7 +46,12 @@ def _targets(text: str | None) -> list[str]:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:  # NaN and the like: the slower reader
         value = jobs.loads(text, [])
-    if type(value) is list:  # what list(Target(value)) gives, without its two copies
+    return _as_targets(value)
+
+
+def _as_targets(value: Any) -> list[str]:
+    """A parsed target as a list, what list(Target(value)) gives (a list without its two copies)."""
+    if type(value) is list:
         return value
     return [value] if isinstance(value, str) else list(Target(value))
 
@@ -60,7 +65,7 @@ def _all_targets(texts: list[str | None]) -> list[list[str]]:
         return list(map(_targets, texts))
     if len(values) != len(texts):  # a text holding a comma-joined pair: each on its own
         return list(map(_targets, texts))
-    return [value if type(value) is list else [value] if isinstance(value, str) else list(Target(value)) for value in values]
+    return list(map(_as_targets, values))
 
 
 def score_text_run(db: Any, job_id: int, run_id: int, units: list[Any], checks: list[Check], pending: list[int],
