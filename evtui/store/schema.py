@@ -301,11 +301,10 @@ _V8 = (
     f"INSERT INTO scores_v8({_SCORE_COPY_COLUMNS}) SELECT {_SCORE_COPY_COLUMNS} FROM scores;\n"
     "DROP TABLE scores;\n"
     "ALTER TABLE scores_v8 RENAME TO scores;\n"
-    # Scoring jobs once stored NULL for text values Inspect's value_to_float makes 0.0 ("abc",
-    # "c", "inf"), where ingest stored 0.0: every JSON string value has a number in Inspect's view.
-    "UPDATE scores SET value_num = 0.0 WHERE value_num IS NULL AND value LIKE '\"%';\n"
+    # Text values' numbers (scoring jobs once stored NULL where ingest stored 0.0) are made
+    # Inspect's by version 9, which also makes the value indexes: here only the other two.
     + _V4.split(";\n")[1].strip() + ";\n"  # scores_effective as version 4 made it
-    + "\n".join(line for line in _V3.splitlines() if line.startswith("CREATE INDEX IF NOT EXISTS scores_"))
+    + "\n".join(line for line in _V3.splitlines() if line.startswith("CREATE INDEX IF NOT EXISTS scores_human"))
     + "\n"
 )
 _WITHOUT_FOREIGN_KEYS = {7, 8}
@@ -420,6 +419,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
     steps = [range(1, SCHEMA_VERSION + 1)] if current == 0 else [range(v, v + 1) for v in range(current + 1, SCHEMA_VERSION + 1)]
     if current < 9:
         conn.create_function("evtui_value_num", 1, _json_string_value_num, deterministic=True)
+    reindexed = False  # scores rebuilt or re-indexed: the planner's statistics went with the old indexes
     for step in steps:
         without_keys = any(version in _WITHOUT_FOREIGN_KEYS for version in step)
         if without_keys:  # a no-op inside a transaction: set before BEGIN
@@ -432,9 +432,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 for statement in _MIGRATIONS[version].split(";\n"):
                     if statement.strip():
                         conn.execute(statement)
-                if version in _REINDEXED_SCORES and has_query_stats(conn):  # the old indexes' statistics went with them
-                    conn.execute("PRAGMA analysis_limit=400")
-                    conn.execute("ANALYZE scores")
+                reindexed = reindexed or version in _REINDEXED_SCORES
                 if version in _WITHOUT_FOREIGN_KEYS and conn.execute("PRAGMA foreign_key_check").fetchone():
                     raise RuntimeError(f"index migration to version {version} broke a reference; nothing was changed")
                 conn.execute(f"PRAGMA user_version={version}")
@@ -446,6 +444,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         finally:
             if without_keys:
                 conn.execute("PRAGMA foreign_keys=ON")
+    if reindexed and current and has_query_stats(conn):  # once, after every version (a new index has none)
+        refresh_query_stats(conn)
 
 
 def rebuild_search_index(db: sqlite_utils.Database | sqlite3.Connection) -> None:
