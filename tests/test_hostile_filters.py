@@ -89,3 +89,29 @@ def test_a_scorer_named_with_an_at_sign_and_markup_shows_its_scores_in_the_sampl
     rows = page_samples(db, run, score_columns=[name], limit=10).rows
     assert [row.scores[name].value for row in rows] == [0, 1, 0]
     assert [row.scores[name].value for row in page_samples(db, run, score_columns=[name], sort=name, limit=10).rows] == [0, 0, 1]
+
+
+def test_a_scorer_named_with_an_at_sign_is_filtered_and_sorted_by_its_whole_name(tmp_path):
+    """`judge@v2` (an "@" that is no qualifier) is one scorer everywhere: the filter language and
+    the sort read score columns as the samples list does, and a typo after a known scorer's @
+    is still named as one."""
+    import json
+
+    from evtui.store.ingest import ingest_paths
+    from evtui.store.queries.filters import FilterError, resolve_field
+    from evtui.store.schema import connect
+
+    lines = [{"run": {"task": "t", "model": "m"}}] + [
+        {"id": f"s{i}", "epoch": 1, "input": "q", "target": "a", "output": "a", "scores": {"judge@v2": {"value": i % 2}, "match": {"value": 1}}}
+        for i in range(3)
+    ]
+    (tmp_path / "at.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert not ingest_paths(tmp_path / "index.db", [tmp_path]).failures
+    db = connect(tmp_path / "index.db")
+    (run,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+    columns = ["judge@v2", "match"]
+    assert count_samples(db, run, filter="judge@v2 == 1", score_columns=columns) == 1
+    rows = page_samples(db, run, filter="judge@v2 < 1", score_columns=columns, sort="judge@v2", limit=10).rows
+    assert [row.sample_id for row in rows] == ["s0", "s2"]
+    with pytest.raises(FilterError, match="bad score qualifier"):
+        resolve_field("match@nope", columns)

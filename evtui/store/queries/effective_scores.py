@@ -26,17 +26,19 @@ def effective_rank(source: str, job_id: int, value: Any, value_num: float | None
     return (int(unscored_job), rank, -job_id)
 
 
-def score_column_sql(column: str, what: str = "value") -> tuple[str, tuple[Any, ...]]:
-    """A correlated subquery for one score column of sample `s`; `what` is a scores column.
-
-    `column` is `scorer`, `scorer@log`, `scorer@human` or `scorer@<job_id>`; any other text after
-    an `@` is part of the scorer's name.
-    """
+def split_score_column(column: str) -> tuple[str, str]:
+    """(scorer, qualifier) of a score column: `scorer`, `scorer@log`, `scorer@human`,
+    `scorer@job` or `scorer@<job_id>`. Any other text after an `@` is part of the scorer's name
+    (any text a run gives it): the one reading every query of score columns uses."""
     scorer, at, qualifier = column.rpartition("@")
-    if not at or not (qualifier in ("log", "human", "job") or qualifier.isdigit()):
-        # A scorer whose own name holds an "@" (any text a run gives it): the whole name, no
-        # qualifier; `int()` of the rest failed on every row of the samples list before.
-        scorer, qualifier = column, ""
+    if at and (qualifier in ("log", "human", "job") or qualifier.isdigit()):
+        return scorer, qualifier
+    return column, ""
+
+
+def score_column_sql(column: str, what: str = "value") -> tuple[str, tuple[Any, ...]]:
+    """A correlated subquery for one score column of sample `s` (split_score_column); `what` is a scores column."""
+    scorer, qualifier = split_score_column(column)
     params: list[Any] = [scorer]
     where = "sc.sample_rowid = s.id AND sc.scorer = ?"
     if qualifier in ("log", "human", "job"):

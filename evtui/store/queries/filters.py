@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evtui.store.queries.effective_scores import score_column_sql
+from evtui.store.queries.effective_scores import score_column_sql, split_score_column
 from evtui.store.rows import dump_value, id_sort_key, value_num
 
 __all__ = [
@@ -124,11 +124,6 @@ def _stored_json(text: str) -> str:
     return dump_value(text)
 
 
-def _valid_score_column(column: str) -> bool:
-    _, _, qualifier = column.partition("@")
-    return qualifier in ("", "log", "human", "job") or qualifier.isdigit()
-
-
 def resolve_field(name: str, score_columns: Sequence[str], *, position: int = 0, text: str = "") -> FieldSQL:
     """The SQL for a field name (also used by queries for sort and group keys)."""
     text = text or name
@@ -140,15 +135,17 @@ def resolve_field(name: str, score_columns: Sequence[str], *, position: int = 0,
         # Only top-level keys are in sample_metadata; a nested path is found by scanning.
         seekable = None if "." in rest else ("sample_metadata", rest)
         return FieldSQL("json", "json_extract(s.metadata, ?)", (_json_path(rest),), seekable=seekable)
-    if head in ("scores", "score") and rest:
+    prefixed = head in ("scores", "score") and bool(rest)  # `scores.<name>`: any scorer name, shown or not
+    if prefixed:
         head, dot, rest = rest.partition(".")
-    elif head.partition("@")[0] not in {c.partition("@")[0] for c in score_columns}:
-        known = ", ".join(list(FIELDS) + ["metadata.<key>"] + [c for c in score_columns])
-        raise FilterError(f"unknown field {name!r}; expected one of: {known}", position, text)
-    if not _valid_score_column(head):
-        raise FilterError(
-            f"bad score qualifier in {head!r}; expected @log, @human or @<job id>", position, text
-        )
+    scorers = {split_score_column(column)[0] for column in score_columns}
+    scorer = split_score_column(head)[0]
+    if scorer not in scorers:
+        if "@" in head and head.partition("@")[0] in scorers:  # a typo after a shown scorer's @
+            raise FilterError(f"bad score qualifier in {head!r}; expected @log, @human or @<job id>", position, text)
+        if not prefixed:
+            known = ", ".join(list(FIELDS) + ["metadata.<key>"] + [c for c in score_columns])
+            raise FilterError(f"unknown field {name!r}; expected one of: {known}", position, text)
     if rest:
         value_sql, params = score_column_sql(head, "value")
         sql = f"(CASE WHEN json_valid({value_sql}) THEN json_extract({value_sql}, ?) END)"
@@ -156,7 +153,7 @@ def resolve_field(name: str, score_columns: Sequence[str], *, position: int = 0,
     value_sql, params = score_column_sql(head, "value")
     num_sql, num_params = score_column_sql(head, "value_num")
     # Any of the sample's scores by this scorer (whatever its source) is a superset of the one asked for.
-    return FieldSQL("score", value_sql, params, num_sql, num_params, seekable=("scores", head.partition("@")[0]))
+    return FieldSQL("score", value_sql, params, num_sql, num_params, seekable=("scores", scorer))
 
 
 def _json_path(dotted: str) -> str:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from evtui.store.queries.effective_scores import score_column_sql
+from evtui.store.queries.effective_scores import score_column_sql, split_score_column
 from evtui.store.queries.filters import Seek, compile_filter_plan
 from evtui.store.queries.runs import Db, conn_of
 from evtui.store.queries.ui import indexed_sample_count
@@ -178,7 +178,7 @@ def _sort_key(sort: str, score_columns: Sequence[str]) -> tuple[list[str], list[
     if sort in SORTS:
         exprs, nullable = SORTS[sort]
         return list(exprs), [], nullable
-    if sort.partition("@")[0] in {c.partition("@")[0] for c in score_columns}:
+    if split_score_column(sort)[0] in {split_score_column(c)[0] for c in score_columns}:
         sql, params = score_column_sql(sort, "value_num")
         return [sql], list(params), True
     raise ValueError(f"unknown sort {sort!r}; expected one of {', '.join(SORTS)} or a score column")
