@@ -30,6 +30,7 @@ from evtui.store import rows as R
 from evtui.store.ingest_samples import SampleWriter
 from evtui.store.ingest_worker import DecodedRunRead, DecodeWorker, decode_elsewhere
 from evtui.store.schema import has_query_stats, open_connection, refresh_query_stats
+from evtui.store.transaction import transaction
 
 __all__ = ["IngestProgress", "IngestedFile", "FailedFile", "IngestReport", "ingest_paths", "fingerprint"]
 
@@ -211,31 +212,9 @@ def _mark_missing(conn: sqlite3.Connection, roots: list[Path], gone: list[Path],
         candidates += conn.execute("SELECT id, path FROM runs WHERE missing = 0 AND path = ?", (str(path),)).fetchall()
     vanished = [(run_id, p) for run_id, p in candidates if p not in found and not os.path.exists(p)]
     if vanished:
-        with _transaction(conn):
+        with transaction(conn):
             conn.executemany("UPDATE runs SET missing = 1 WHERE id = ?", [(run_id,) for run_id, _ in vanished])
     return sorted({p for _, p in vanished})
-
-
-class _transaction:
-    """BEGIN IMMEDIATE … COMMIT, rolling back on any exception (KeyboardInterrupt too)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type:
-            self.conn.execute("ROLLBACK")
-            return
-        try:
-            self.conn.execute("COMMIT")
-        except sqlite3.Error:  # e.g. a full disk at commit: leave nothing half-done behind
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
 
 
 class IndexWriteError(OSError):
@@ -295,7 +274,7 @@ def _ingest_file(
         return
     progress(0, "reading")
     try:
-        with _transaction(conn):
+        with transaction(conn):
             outcomes = _write_runs(conn, path, reader, (size, mtime_ns, digest), progress)
             conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
     except Exception as exc:  # a reader bug must not stop the other files either
@@ -318,7 +297,7 @@ def _record_failure(
     path, error = _storable(path), _storable(error)
     report.failures.append(FailedFile(path, error))
     try:
-        with _transaction(conn):
+        with transaction(conn):
             conn.execute(
                 "INSERT OR REPLACE INTO ingest_failures(path, error, file_size, file_mtime_ns, at) VALUES (?, ?, ?, ?, ?)",
                 (path, error, size, mtime_ns, _now()),
@@ -343,7 +322,7 @@ def _unchanged(conn: sqlite3.Connection, run_id: int) -> IngestedFile:
         "SELECT path, format, task, model, status, sample_count, missing, part FROM runs WHERE id = ?", (run_id,)
     ).fetchone()
     if row[6]:
-        with _transaction(conn):
+        with transaction(conn):
             conn.execute("UPDATE runs SET missing = 0 WHERE id = ?", (run_id,))
     # Recorded scores are the run's job 0 scores that are not a person's: both counted from
     # indexes (counting source = 'log' itself reads every score row of the run).

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evtui.store.jobs import dumps, now_text, update_job
+from evtui.store.transaction import transaction
 # The one numeric face of a score value, as ingest and edits store it (Inspect's value_to_float):
 # a hand-written copy here once gave NULL where ingest gave 0.0 ("abc", "c", "inf").
 from evtui.store.rows import value_num
@@ -68,8 +69,7 @@ def write_score_rows(db: sqlite_utils.Database, params: list[tuple], *, job: dic
         # row (8% of writing a text scorer's rows). A no-op inside a transaction: set before BEGIN.
         conn.execute("PRAGMA foreign_keys=OFF")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             if checked is not None and not _span_is_run(conn, *checked):
                 raise _SpanChanged
             if plain:
@@ -78,10 +78,6 @@ def write_score_rows(db: sqlite_utils.Database, params: list[tuple], *, job: dic
                 conn.executemany(_INSERT_SCORES, params)
             if job is not None:
                 update_job(db, **job)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     except _SpanChanged:  # a sample went meanwhile: the per-row checks say which, as before
         conn.execute("PRAGMA foreign_keys=ON")
         return write_score_rows(db, params, job=job, plain=plain, per_row_checks=True)

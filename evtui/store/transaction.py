@@ -1,0 +1,30 @@
+"""One write transaction on an index connection (autocommit: the caller says BEGIN and COMMIT)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+class transaction:  # noqa: N801 - used as `with transaction(conn):`, like a function
+    """BEGIN IMMEDIATE … COMMIT, rolling back on any exception (KeyboardInterrupt too). A COMMIT
+    that fails (a full disk) is rolled back where SQLite left the transaction open, and its own
+    error is the one raised."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
