@@ -156,16 +156,12 @@ class RunScores:
 def _layers(conn, run_id: int, scorer: str) -> list[tuple[str, int]]:
     """The (source, job_id) sets of scores this scorer has in the run, lowest precedence first
     (EFFECTIVE_ORDER: human, then the latest job, then the log; laid over each other in this order)."""
-    jobs = [row[1] for row in conn.execute(  # (source, job_id): the UNIQUE key's order, so no sort for DISTINCT
-        "SELECT DISTINCT source, job_id FROM scores WHERE run_id = ? AND scorer = ?", (run_id, scorer))]  # fmt: skip
-    layers = [("log", 0)] if 0 in jobs else []
-    layers += [("job", job_id) for job_id in sorted({job for job in jobs if job})]
-    if conn.execute("SELECT EXISTS(SELECT 1 FROM scores WHERE run_id = ? AND scorer = ? AND source = 'human')", (run_id, scorer)).fetchone()[0]:
+    pairs = set(conn.execute(  # (source, job_id): the UNIQUE key's order, so no sort for DISTINCT
+        "SELECT DISTINCT source, job_id FROM scores WHERE run_id = ? AND scorer = ?", (run_id, scorer)))  # fmt: skip
+    layers = [("log", 0)] if ("log", 0) in pairs else []
+    layers += [("job", job_id) for job_id in sorted(job_id for source, job_id in pairs if source == "job")]
+    if any(source == "human" for source, _ in pairs):
         layers.append(("human", 0))
-    if 0 in jobs and not conn.execute(
-        "SELECT EXISTS(SELECT 1 FROM scores WHERE run_id = ? AND scorer = ? AND source = 'log')", (run_id, scorer)
-    ).fetchone()[0]:
-        layers.remove(("log", 0))  # job 0 held only human rows
     return layers
 
 
