@@ -52,3 +52,13 @@ def test_a_random_recorded_metric_is_a_warning(tmp_path: Path) -> None:
     [note] = run_reproduction_notes(db, run_id)
     assert note.level == "warning"
     assert "bootstrap_std" in note.text and "not reproducible" in note.text
+
+
+def test_a_check_that_fails_is_one_warning_saying_so(tmp_path: Path) -> None:
+    """The run screen and `evtui report` show the same notes; when the check itself fails (here:
+    the run is gone from the index), both say so in one warning and the rest still shows."""
+    from evtui.scoring.engine.reproduction import shown_reproduction_notes
+
+    db = connect(tmp_path / "index.db")
+    [note] = shown_reproduction_notes(db, 404)
+    assert note.is_warning and note.text.startswith("could not check whether a re-score reproduces the recorded metrics: LookupError")

@@ -55,11 +55,11 @@ def fetch_run(db_path: Path, run_id: int) -> tuple[queries.RunDetail | None, lis
 
 def fetch_reproduction_notes(db_path: Path, run_id: int) -> list[RunNote]:
     """Why re-scoring the run with what it recorded would not reproduce its recorded metrics."""
-    from evtui.scoring.engine.reproduction import run_reproduction_notes
+    from evtui.scoring.engine.reproduction import shown_reproduction_notes
 
     db = connect(db_path)
     try:
-        return run_reproduction_notes(db, run_id)
+        return shown_reproduction_notes(db, run_id)
     finally:
         db.conn.close()
 

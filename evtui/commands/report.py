@@ -92,6 +92,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
     from evtui.scoring.engine.reviewed import reviewed_results
     from evtui.scoring.engine.computed import listed_results
     from evtui.scoring.engine.run_notes import notes_json
+    from evtui.scoring.engine.reproduction import shown_reproduction_notes
     from evtui.store.queries.runs import get_run
     from evtui.store.schema import connect
 
@@ -101,7 +102,7 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
         try:
             detail = get_run(db, run_id)
             results = listed_results(db, run_id)  # computed ones too, when the run records none
-            notes = _reproduction_notes(db, run_id) if detail is not None else []
+            notes = shown_reproduction_notes(db, run_id) if detail is not None else []
         finally:
             db.conn.close()
         if detail is None:
@@ -135,16 +136,6 @@ def build_report(db_path: Path, run_ids: list[int], groupings: list[Any], *, sco
             })  # fmt: skip
         report.append(entry)
     return report
-
-
-def _reproduction_notes(db: Any, run_id: int) -> list[Any]:
-    """The run's notes as its screen shows them: why a re-score would not reproduce its metrics."""
-    from evtui.scoring.engine.reproduction import check_failed_note, run_reproduction_notes
-
-    try:
-        return run_reproduction_notes(db, run_id)
-    except Exception as error:  # noqa: BLE001 - as on the run screen: the notes are an aside, the report goes on
-        return [check_failed_note(error)]
 
 
 def group_interval_rows(groups: Any, scorer: str | None) -> list[dict[str, Any]]:

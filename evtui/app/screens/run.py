@@ -132,13 +132,8 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load-notes", exit_on_error=False)
     def load_notes(self) -> None:
         from evtui.app.store_calls import fetch_reproduction_notes
-        from evtui.scoring.engine.reproduction import check_failed_note
 
-        try:
-            notes = fetch_reproduction_notes(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
-        except Exception as error:  # noqa: BLE001 - the notes are an aside; say they are missing
-            notes = [check_failed_note(error)]
-        self.post_message(self.NotesLoaded(notes))
+        self.post_message(self.NotesLoaded(fetch_reproduction_notes(self.app.db_path, self.run_id)))  # type: ignore[attr-defined]
 
     @on(NotesLoaded)
     def _on_notes_loaded(self, message: NotesLoaded) -> None:

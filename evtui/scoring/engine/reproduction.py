@@ -23,6 +23,15 @@ def run_reproduction_notes(db: Any, run_id: int) -> list[RunNote]:
     return list(plan.notes)
 
 
+def shown_reproduction_notes(db: Any, run_id: int) -> list[RunNote]:
+    """run_reproduction_notes as the run screen and `evtui report` show them: a check that fails
+    becomes one warning saying so (the notes are an aside: the rest of the run still shows)."""
+    try:
+        return run_reproduction_notes(db, run_id)
+    except Exception as error:  # noqa: BLE001 - said in the note, the run's other facts go on
+        return [check_failed_note(error)]
+
+
 def check_failed_note(error: Exception) -> RunNote:
     """The note in place of the notes when the check itself failed (the notes are an aside: the
     rest of the run still shows)."""
