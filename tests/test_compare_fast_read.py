@@ -215,3 +215,24 @@ def test_a_scorer_on_part_of_a_run_pairs_the_samples_both_have(tmp_path):
             assert_paired_as_by_id(db, pair, "includes")
     finally:
         db.conn.close()
+
+
+def test_ids_read_later_for_a_run_whose_ids_hold_the_separator_are_still_its_ids(tmp_path, monkeypatch):
+    """sample_ids_of reads a whole run's ids as one joined string; an id holding the separator
+    (any text a run gives it) is read by rowid instead of failing as "changed while compared"."""
+    import json
+
+    from evtui.store.ingest import ingest_paths
+
+    ids = ["a", "b\x1fc", "d"]
+    lines = [{"run": {"task": "t", "model": "m"}}] + [
+        {"id": sample_id, "epoch": 1, "input": "q", "target": "a", "output": "a", "scores": {"match": {"value": 1}}} for sample_id in ids
+    ]
+    (tmp_path / "run.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert not ingest_paths(tmp_path / "index.db", [tmp_path]).failures
+    db = connect(tmp_path / "index.db")
+    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+    scores = run_scores(db, run_id, "match", sample_ids=False)
+    assert scores.sample_ids is None
+    monkeypatch.setattr(compare_queries, "_FEW_IDS", 0)  # the whole run's joined ids, not a few by rowid
+    assert list(compare_queries.sample_ids_of(db, scores)) == ids

@@ -170,7 +170,8 @@ def same_sample_keys(conn: sqlite3.Connection, a: SampleRange, b: SampleRange) -
 
 
 def sample_ids_at(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[str]:
-    """The sample ids of these sample rowids, in the order given (a few thousand at most)."""
+    """The sample ids of these sample rowids, in the order given (a few thousand, or a run whose
+    ids hold the separator its joined read uses)."""
     import json
 
     found = dict(conn.execute(
