@@ -15,7 +15,6 @@ Harbor's numbers; its metadata says `recorded: false` and the explanation says w
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ VERIFIER_STDOUT = "verifier/test-stdout.txt"
 _PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 _TIME_LIMITS = {"AgentTimeoutError": "time", "VerifierTimeoutError": "time", "AgentSetupTimeoutError": "time"}
 _ROLES = {"user": "user", "agent": "assistant", "system": "system"}
-_time = datetime.fromisoformat  # Python >= 3.11 reads Harbor's trailing Z
 
 
 def evals_key(result: dict[str, Any]) -> str:
@@ -185,7 +183,7 @@ def _usage(result: dict[str, Any], agent_result: dict[str, Any], agent_seconds: 
         "output_tokens": out,
         "total_tokens": None if inp is None and out is None else (inp or 0) + (out or 0),
         "cost": None if cost is None else float(cost),  # as Usage's validation would make it
-        "total_time": _seconds(result.get("started_at"), result.get("finished_at")),
+        "total_time": seconds_between(result.get("started_at"), result.get("finished_at")),
         "working_time": agent_seconds,
     })
 
@@ -202,18 +200,8 @@ def _timing(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _phase_seconds(phase: Any) -> float | None:
-    try:  # Harbor's shape, inline (10k trials a job)
-        return (_time(phase["finished_at"]) - _time(phase["started_at"])).total_seconds()
-    except (TypeError, ValueError, KeyError):  # any other shape, or times with and without a zone
-        phase = mapping(phase)
-        return seconds_between(phase.get("started_at"), phase.get("finished_at"))
-
-
-def _seconds(start: Any, end: Any) -> float | None:
-    try:  # Harbor's times, without seconds_between's layers (10k trials a job)
-        return (_time(end) - _time(start)).total_seconds()
-    except (TypeError, ValueError):  # anything else, or times with and without a zone
-        return seconds_between(start, end)
+    phase = mapping(phase)
+    return seconds_between(phase.get("started_at"), phase.get("finished_at"))
 
 
 def _transcript(folder: str, agent: Any = None) -> tuple[list[dict[str, Any]], str | None]:

@@ -137,9 +137,16 @@ def seconds_between(start: Any, end: Any) -> float | None:
     """Seconds from one ISO-8601 time to another; None if either is missing or unreadable.
 
     Harbor writes job times without a zone and trial times with `Z`; both sides of one
-    difference always come from the same writer, so the zone is dropped when only one has it."""
+    difference always come from the same writer, so the zone is dropped when only one has it.
+    The common case first, in one expression: Harbor jobs hold 10k trials of 5 times each."""
     try:
-        first, last = datetime.fromisoformat(start), datetime.fromisoformat(end)  # >= 3.11 reads a Z
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()  # >= 3.11 reads a Z
+    except ValueError:
+        return None
+    except TypeError:  # a missing time, or one with a zone and one without
+        pass
+    try:
+        first, last = datetime.fromisoformat(start), datetime.fromisoformat(end)
     except (TypeError, ValueError):
         return None
     if (first.tzinfo is None) != (last.tzinfo is None):
