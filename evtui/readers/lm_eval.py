@@ -29,8 +29,8 @@ from typing import Any
 from evtui.readers import jsonl
 from evtui.readers import lm_eval_legacy as legacy
 from evtui.readers.base import ReaderError, RunRead
-from evtui.readers.limits import open_regular
 from evtui.readers.lm_eval_samples import iter_task_samples
+from evtui.readers.run_folder import head_of, mapping
 from evtui.records import ResultRecord, RunRecord, SampleRecord
 
 FORMAT = "lm_eval"
@@ -120,25 +120,17 @@ def legacy_companions(path: Path) -> list[Path] | None:
     """Files read with a run file of lm-eval < 0.4.3, or None when `path` is not one: the
     `results.json` (or other `.json` results file) of a samples array; the samples arrays beside a
     results file without a timestamp."""
-    head = _head(path, 512)
+    head = head_of(path, 512)
     if path.suffix == ".jsonl" and legacy.is_array_head(head):
         results = legacy.results_beside(path, _is_results_file)
         return [results] if results is not None else []
     if path.suffix == ".json" and not RESULTS_NAME.match(path.name) and _is_results_head(head):
-        return sorted(p for p in path.parent.glob("*.jsonl") if p.is_file() and legacy.is_array_head(_head(p, 512)))
+        return sorted(p for p in path.parent.glob("*.jsonl") if p.is_file() and legacy.is_array_head(head_of(p, 512)))
     return None
 
 
-def _head(path: Path, size: int) -> bytes:
-    try:
-        with open_regular(path) as f:
-            return f.read(size)
-    except OSError:
-        return b""
-
-
 def _is_results_file(path: Path) -> bool:
-    return _is_results_head(_head(path, 4096))
+    return _is_results_head(head_of(path, 4096))
 
 
 def companion_results(path: Path) -> Path | None:
@@ -175,9 +167,9 @@ def load_results(path: Path) -> dict[str, Any]:
 def _read_results_run(path: Path) -> RunRead:
     doc = load_results(path)
     ts = _timestamp(path, RESULTS_NAME)
-    results = _mapping(doc.get("results"))
+    results = mapping(doc.get("results"))
     group_subtasks, groups_from = legacy.group_tree(doc)
-    groups = set(group_subtasks) | set(_mapping(doc.get("groups")))
+    groups = set(group_subtasks) | set(mapping(doc.get("groups")))
     children = {child for subtasks in group_subtasks.values() for child in subtasks}
     top_level = [name for name in results if name not in children] or list(results)
     tasks = [name for name in results if name not in groups]
@@ -194,8 +186,8 @@ def _read_results_run(path: Path) -> RunRead:
     bare = _bare_form(doc)
     for name, entry in results.items():
         kind = "group" if name in groups else "task"
-        records += _entry_results(_mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind}, bare=bare)
-    n_samples = _mapping(doc.get("n-samples"))
+        records += _entry_results(mapping(entry), doc, name, prefix=f"{name}/", extra={"task": name, "kind": kind}, bare=bare)
+    n_samples = mapping(doc.get("n-samples"))
     run = RunRecord(
         path=str(path),
         format=FORMAT,
@@ -208,7 +200,7 @@ def _read_results_run(path: Path) -> RunRead:
         total_samples=_effective_total(n_samples, tasks),
         completed_samples=_effective_total(n_samples, tasks),
         results=records,
-        config={"lm_eval": _mapping(doc.get("config")), "n-shot": doc.get("n-shot"), "versions": doc.get("versions")},
+        config={"lm_eval": mapping(doc.get("config")), "n-shot": doc.get("n-shot"), "versions": doc.get("versions")},
         metadata={
             **_common_metadata(doc),
             "tasks": tasks,
@@ -244,7 +236,7 @@ def _read_task_run(path: Path, *, array: bool = False) -> RunRead:
             warnings.append(f"{exc}; {task}'s samples load without lm-eval's recorded numbers")
     if array and doc:
         task = legacy.task_of(path, doc) or task
-    entry = _mapping(_mapping(doc.get("results")).get(task))
+    entry = mapping(mapping(doc.get("results")).get(task))
     if doc and not entry:
         warnings.append(f"{results_path}: has no results for task {task!r}")
     run = _task_record(path, task, ts, doc)
@@ -259,9 +251,9 @@ def _read_task_run(path: Path, *, array: bool = False) -> RunRead:
 
 def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> RunRecord:
     """The run of one task with lm-eval's recorded numbers (its samples are read separately)."""
-    entry = _mapping(_mapping(doc.get("results")).get(task))
-    config = _mapping(_mapping(doc.get("configs")).get(task))
-    n_docs = _mapping(_mapping(doc.get("n-samples")).get(task)).get("effective")
+    entry = mapping(mapping(doc.get("results")).get(task))
+    config = mapping(mapping(doc.get("configs")).get(task))
+    n_docs = mapping(mapping(doc.get("n-samples")).get(task)).get("effective")
     filters = sorted({key.split(",", 1)[1] for key in entry if "," in key})
     run = RunRecord(
         path=str(path),
@@ -275,17 +267,17 @@ def _task_record(path: Path, task: str, ts: str | None, doc: dict[str, Any]) -> 
         results=_entry_results(entry, doc, task, prefix="", extra={}, bare=_bare_form(doc)),
         config={
             "task": config,
-            "lm_eval": _mapping(doc.get("config")),
-            "n-shot": _mapping(doc.get("n-shot")).get(task),
-            "higher_is_better": _mapping(doc.get("higher_is_better")).get(task),
+            "lm_eval": mapping(doc.get("config")),
+            "n-shot": mapping(doc.get("n-shot")).get(task),
+            "higher_is_better": mapping(doc.get("higher_is_better")).get(task),
         },
         metadata={
             **_common_metadata(doc),
             "groups": _ancestors(task, legacy.group_tree(doc)[0]),
-            "version": _mapping(doc.get("versions")).get(task),
+            "version": mapping(doc.get("versions")).get(task),
             "output_type": config.get("output_type"),
             "filters": filters,
-            "task_hash": _mapping(doc.get("task_hashes")).get(task),
+            "task_hash": mapping(doc.get("task_hashes")).get(task),
         },
     )
     return run
@@ -320,9 +312,9 @@ def _entry_results(
     entry: dict[str, Any], doc: dict[str, Any], name: str, *, prefix: str, extra: dict[str, Any], bare: bool = False,
 ) -> list[ResultRecord]:
     """`"<metric>,<filter>"` → value (metric = lm-eval's aggregation) and its stderr, in file order."""
-    aggregations = _aggregations(_mapping(_mapping(doc.get("configs")).get(name)))
-    counts = _mapping(entry.get("sample_count"))
-    n_docs = _mapping(_mapping(doc.get("n-samples")).get(name)).get("effective")
+    aggregations = _aggregations(mapping(mapping(doc.get("configs")).get(name)))
+    counts = mapping(entry.get("sample_count"))
+    n_docs = mapping(mapping(doc.get("n-samples")).get(name)).get("effective")
     out: list[ResultRecord] = []
     # bare: lm-eval 0.3's "acc", "acc_stderr" (only in a file with no "<metric>,<filter>" key at all:
     # 0.4 groups such as leaderboard_bbh hold {" ": " ", "alias": …}, which is no metric)
@@ -352,7 +344,7 @@ def _entry_results(
 
 def _bare_form(doc: dict[str, Any]) -> bool:
     """lm-eval 0.3's results: metric keys without a filter, no per-sample files."""
-    entries = [e for e in _mapping(doc.get("results")).values() if isinstance(e, dict)]
+    entries = [e for e in mapping(doc.get("results")).values() if isinstance(e, dict)]
     return bool(entries) and not any("," in key for e in entries for key in e)
 
 
@@ -398,7 +390,7 @@ def _model(doc: dict[str, Any]) -> str | None:
     name = doc.get("model_name")
     if isinstance(name, str) and name:
         return name
-    config = _mapping(doc.get("config"))
+    config = mapping(doc.get("config"))
     model_args = config.get("model_args")
     if isinstance(model_args, str):
         args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
@@ -413,7 +405,7 @@ def _samples_name(doc: dict[str, Any], task: str, ts: str | None) -> str | None:
     """The samples file lm-eval wrote for `task` beside this results file."""
     if ts:
         return f"samples_{task}_{ts}.jsonl"
-    return legacy.samples_name(_mapping(doc.get("config")).get("model_args"), task)
+    return legacy.samples_name(mapping(doc.get("config")).get("model_args"), task)
 
 
 def _created(doc: dict[str, Any], ts: str | None, path: Path | None = None) -> str | None:
@@ -437,7 +429,7 @@ def _timestamp(path: Path, pattern: re.Pattern[str]) -> str | None:
 
 
 def _effective_total(n_samples: dict[str, Any], tasks: list[str]) -> int | None:
-    counts = [_mapping(n_samples.get(t)).get("effective") for t in tasks]
+    counts = [mapping(n_samples.get(t)).get("effective") for t in tasks]
     return sum(c for c in counts if isinstance(c, int)) if any(isinstance(c, int) for c in counts) else None
 
 
@@ -446,7 +438,3 @@ def _number(value: Any) -> float | None:
         return float(value) if value is not None and not isinstance(value, bool) else None
     except (TypeError, ValueError):
         return None
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evtui.readers.base import ReaderError
+from evtui.readers.run_folder import mapping
 from evtui.readers.limits import MAX_LINE_BYTES, LimitError, loads_bounded, mib, open_regular, open_run_file
 
 RESULTS_FILE = "results.json"
@@ -51,8 +52,8 @@ def samples_name(model_args: Any, task: str) -> str | None:
 
 def task_of(path: Path, doc: dict[str, Any]) -> str | None:
     """The task whose samples file `path` is, by the name the results file implies."""
-    model_args = _mapping(doc.get("config")).get("model_args")
-    for task in list(_mapping(doc.get("configs"))) + list(_mapping(doc.get("results"))):
+    model_args = mapping(doc.get("config")).get("model_args")
+    for task in list(mapping(doc.get("configs"))) + list(mapping(doc.get("results"))):
         if samples_name(model_args, task) == path.name:
             return task
     return None
@@ -98,8 +99,8 @@ def group_tree(doc: dict[str, Any]) -> tuple[dict[str, list[str]], str | None]:
     """{group: subtasks} and where it came from. `group_subtasks` when recorded (entries without
     subtasks are plain tasks); before 0.4.2, the aliases: " - task" sits under the nearest group
     above it with a shorter indent, in the results' order."""
-    recorded = _mapping(doc.get("group_subtasks"))
-    groups = _mapping(doc.get("groups"))
+    recorded = mapping(doc.get("group_subtasks"))
+    groups = mapping(doc.get("groups"))
     if recorded:
         tree = {g: list(s) for g, s in recorded.items() if isinstance(s, list) and (s or g in groups)}
         return tree, None
@@ -107,8 +108,8 @@ def group_tree(doc: dict[str, Any]) -> tuple[dict[str, list[str]], str | None]:
         return {}, None
     tree: dict[str, list[str]] = {}
     stack: list[tuple[int, str]] = []
-    for name, entry in _mapping(doc.get("results")).items():
-        alias = _mapping(entry).get("alias")
+    for name, entry in mapping(doc.get("results")).items():
+        alias = mapping(entry).get("alias")
         depth = _indent(alias) if isinstance(alias, str) else 0
         while stack and stack[-1][0] >= depth:
             stack.pop()
@@ -186,7 +187,3 @@ def load_item(path: Path, ref: str) -> dict[str, Any]:
     if not isinstance(value, dict) or "doc_id" not in value:
         raise ReaderError(str(path), "the file changed since it was read: read it again", where=ref)
     return value
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from evtui.readers.base import ReaderError
-from evtui.readers.limits import mib
+from evtui.readers.limits import mib, open_regular
 
 JSON_FILE_LIMIT = 64 << 20  # bytes: a run folder's per-trial or per-run JSON file
 TEXT_TAIL = 8000  # characters of a log (verifier stdout, pane capture) kept with a sample
@@ -126,8 +126,9 @@ def text_tail(path: str | Path, limit: int = TEXT_TAIL) -> str | None:
 
 
 def head_of(path: Path, size: int = 8192) -> bytes:
+    """The first `size` bytes of a regular file (b"" for anything else: a named pipe never blocks the read)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return f.read(size)
     except OSError:
         return b""
