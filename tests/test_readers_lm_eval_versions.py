@@ -114,7 +114,9 @@ def test_the_results_file_is_the_invocation_with_every_number_and_the_group(rele
     assert {r.params["kind"] for r in run.results if r.scorer.startswith("evtui_suite/")} == {"group"}
     assert set(run.task.split(", ")) == {"evtui_suite", "evtui_ppl"}
     assert set(run.metadata["samples_files"].values()) == {samples_file(root, t).name for t in TASKS}
-    # the group tree of 0.4.0 / 0.4.1 is only in the aliases, and the task runs say so
+    # the group tree of 0.4.0 / 0.4.1 is only in the aliases, and the results run says so
+    from_aliases = release in ("0.4.0", "0.4.1")
+    assert ("aliases" in run.metadata.get("groups_from", "")) == from_aliases
     task_run, _, _ = read(samples_file(root, "evtui_capitals"))
     assert task_run.metadata["groups"] == ["evtui_suite"]
 
