@@ -245,12 +245,13 @@ def subset_rowids(
     seeded generator, so a resumed job picks the same ones.
     """
     clause, params = _subset_clause(subset, score_columns)
+    whole_run = not clause  # no subset: its rowids, as ingest writes them, are one range unless some errored
     if not include_errors:
         clause += " AND s.error IS NULL"
     if (subset or {}).get("kind") != "random":  # rowids only: a million (id, sample id) rows cost 100 MB
-        if not clause:  # a whole run, whose rowids ingest writes consecutively: no list of every rowid
+        if whole_run:  # one count, not a list of every rowid (a subset's clause is not run twice)
             count, first, last = db.execute(
-                "SELECT count(*), min(s.id), max(s.id) FROM samples s WHERE s.run_id = ?", [run_id]
+                f"SELECT count(*), min(s.id), max(s.id) FROM samples s WHERE s.run_id = ?{clause}", [run_id, *params]
             ).fetchone()
             if count and last - first + 1 == count:
                 return range(first, last + 1)
