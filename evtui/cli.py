@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(name: str, module, args: argparse.Namespace) -> int:
     """Run a command; a fault of the index itself (damaged, disk full, read-only) in any of them is
-    one line naming the index and what to do, not a traceback (store.schema.index_fault_message)."""
+    one line naming the index and what to do, not a traceback (store.index_faults.index_fault_message)."""
     import sqlite3
 
     try:
@@ -72,7 +72,7 @@ def _run(name: str, module, args: argparse.Namespace) -> int:
         return 0
     except (sqlite3.DatabaseError, OSError) as error:
         from evtui.safe_text import safe_line
-        from evtui.store.schema import index_fault_message
+        from evtui.store.index_faults import index_fault_message
 
         message = index_fault_message(error)
         if message is None:
