@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -166,14 +167,13 @@ class TimelineRows(ScrollView, can_focus=True):
         if index == self.cursor:
             base = base + self.get_component_rich_style("timeline--cursor", partial=True)
         columns = columns_for(width)
-        indent = "  " * min(row.depth, 4)
-        label = safe_line(row.label, None)
-        room = max(1, columns.label - len(indent))
-        label = label if len(label) <= room else label[: room - 1] + "…"
+        label = "  " * min(row.depth, 4) + safe_line(row.label, 400)
+        # cut by cells, not characters: a wide (CJK) label keeps the columns after it in place
+        label = set_cell_size(label, columns.label - 1) + "…" if cell_len(label) > columns.label else set_cell_size(label, columns.label)
         start = "" if row.start is None else f"+{duration_text(row.start)}" if row.start else "0"
         kind_class = "timeline--span" if row.kind.startswith("span:") else _KIND_CLASS.get(row.kind, "")
         segments = [
-            Segment((indent + label).ljust(columns.label), self._style(kind_class, base)),
+            Segment(label, self._style(kind_class, base)),
             Segment(" " + start.rjust(_TIME_WIDTH), self._style("timeline--muted", base)),
             Segment(" " + duration_text(row.seconds).rjust(_TIME_WIDTH) + " ",
                     self._style("timeline--muted" if row.seconds is None else "", base)),  # fmt: skip
