@@ -165,6 +165,7 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
         messages = _messages(sample.messages, [])
         events = []
         tree = message_tree(messages, sample.scores)
+        _stamp_atif_steps(tree, detail)
     error = detail.get("error") if detail is not None else None
     traceback = error.get("traceback") if isinstance(error, dict) else None
     return SampleView(
@@ -640,6 +641,27 @@ def build_timeline(roots: list[EventNode], record: dict[str, Any] | None = None)
     rows = [row for _, row in keyed]
     total = max(row.start + (row.seconds or 0.0) for row in rows if row.start is not None)
     return Timeline(rows, total)
+
+
+def _stamp_atif_steps(tree: list[EventNode], record: dict[str, Any] | None) -> None:
+    """A Harbor trial's turns get their ATIF steps' timestamps (a tool call its turn's), when the
+    trajectory's steps and the transcript's turns pair one to one (a subagent's turns, which the
+    reader splices in, make them differ: then they stay without a time)."""
+    trajectory = record.get("trajectory") if isinstance(record, dict) else None
+    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
+    if not isinstance(steps, list) or not tree or tree[0].kind != "span:transcript":
+        return
+    turns = [node for node in tree[0].children if node.kind != "tool"]
+    if len(turns) != len(steps) or trajectory.get("subagent_trajectories"):
+        return
+    stamps = iter(step.get("timestamp") if isinstance(step, dict) and isinstance(step.get("timestamp"), str) else None
+                  for step in steps)  # fmt: skip
+    current: str | None = None
+    for node in tree[0].children:
+        if node.kind != "tool":
+            current = next(stamps)
+        node.started = current
+    tree[0].started = tree[0].children[0].started if tree[0].children else None
 
 
 def _recorded_phases(record: dict[str, Any] | None) -> list[_Found]:

@@ -122,10 +122,19 @@ def test_a_harbor_trial_shows_its_phases_timed_and_its_steps_without_times(tmp_p
         begun, ended = (datetime.fromisoformat(result[name][key]) for key in ("started_at", "finished_at"))
         assert row.start == pytest.approx((begun - first).total_seconds()) and row.seconds == pytest.approx((ended - begun).total_seconds())
         assert row.path is None  # not an event of the tree
-    steps = [row for row in timeline.rows if row.kind != "phase"]
-    assert steps and all(row.start is None and row.path is not None for row in steps)
-    assert any(row.label.startswith("tool call · bash(") for row in steps)
-    assert timeline.rows[: len(phases)] == phases  # the timed phases first, then the untimed turns
+    # the turns at their ATIF steps' times (a tool call at its turn's), inside the agent's phase
+    trajectory = json.loads((DATA / "harbor" / "jobs" / "multi-key" / "hello-pass__xNUJakj" / "agent" / "trajectory.json").read_text())
+    stamps = [(datetime.fromisoformat(step["timestamp"]) - first).total_seconds() for step in trajectory["steps"]]
+    turns = [row for row in timeline.rows if row.depth == 1 and row.kind in ("input", "model", "tool")]
+    assert [(row.kind, row.start) for row in turns] == [
+        ("input", pytest.approx(stamps[0])), ("model", pytest.approx(stamps[1])), ("tool", pytest.approx(stamps[1])),
+        ("model", pytest.approx(stamps[2])),
+    ]  # fmt: skip
+    assert turns[2].label == 'tool call · bash({"command": "echo Hello > /app/hello.txt"})'
+    assert all(row.seconds is None and row.path is not None for row in turns)  # ATIF records no step durations
+    scores = [row for row in timeline.rows if row.kind == "score"]
+    assert scores and all(row.start is None for row in scores)  # the verifier's scores: no time of their own
+    assert [row.start for row in timeline.rows if row.start is not None] == sorted(row.start for row in timeline.rows if row.start is not None)
 
 
 def test_a_verifiers_rollout_shows_its_timing(tmp_path):
@@ -155,7 +164,7 @@ def test_evtui_samples_sample_json_prints_the_timeline_rows(tmp_path):
     assert shown["sample"]["id"] == "1" and shown["sample"]["scores"] == {"includes": sample.scores["includes"].value}
     text = subprocess.run([sys.executable, "-m", "evtui", "samples", str(logs / "tool_agent.eval"), "--sample", "1"],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert 'tool call · add({"x": 19, "y": 23})' in text.stdout and "no time" in text.stdout
+    assert '\t    tool call · add({"x": 19, "y": 23})' in text.stdout and "0.071\t–\tscore\t    score · includes" in text.stdout
     missing = subprocess.run([sys.executable, "-m", "evtui", "samples", str(logs / "tool_agent.eval"), "--sample", "nope", "--json"],
                              capture_output=True, text=True, timeout=300)  # fmt: skip
     assert missing.returncode == 1 and "'nope' is not in" in missing.stderr and missing.stdout == ""

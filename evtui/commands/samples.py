@@ -144,7 +144,7 @@ def _one_sample(args: argparse.Namespace, db: Any, db_path: Path, run_ids: list[
     print("start_s\tduration_s\tkind\tlabel")
     for row in timeline["rows"]:
         start = "" if row["start"] is None else f"{row['start']:.3f}"
-        duration = "no time" if row["duration"] is None else f"{row['duration']:.3f}"
+        duration = f"{row['duration']:.3f}" if row["duration"] is not None else "–" if row["start"] is not None else "no time"
         print(f"{start}\t{duration}\t{safe_line(row['kind'])}\t{'  ' * row['depth']}{safe_line(row['label'], 160)}")
     return 0
 

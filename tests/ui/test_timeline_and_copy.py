@@ -90,7 +90,8 @@ async def test_l_lists_the_events_in_time_order_and_enter_lands_on_the_event_in_
         assert "Timeline: 8 steps, bars on 71 ms in all" in text
         tool_line = next(line for line in text.splitlines() if 'tool call · add({"x": 19, "y": 23})' in line)
         assert "+12 ms" in tool_line and "50 ms" in tool_line and "█" in tool_line
-        assert "no time" in next(line for line in text.splitlines() if "score · includes" in line)
+        score_line = next(line for line in text.splitlines() if "score · includes" in line)
+        assert "+71 ms" in score_line and " – " in score_line and "│" in score_line  # a start, no duration: a tick
 
         await pilot.press("down", "down", "down")
         assert rows.current.label.startswith("tool call · add")
@@ -210,6 +211,7 @@ async def test_hostile_labels_and_kinds_in_ten_thousand_rows_draw_inert(size):
         await pilot.pause()
         text = assert_safe(app, f"{size} last rows")
         assert view.current is rows[-1] and "label9999:" in text
+        assert "no time" in text  # rows with neither a start nor a duration
 
 
 async def test_help_and_footer_list_the_copy_and_timeline_keys(tmp_path, monkeypatch):

@@ -47,6 +47,11 @@ def duration_text(seconds: float | None) -> str:
     return f"{minutes}m {rest:02d}s"
 
 
+def _duration_cell(row: TimelineRow) -> str:
+    """The duration; `–` for a step with a start and no duration, `no time` for one with neither."""
+    return duration_text(row.seconds) if row.seconds is not None or row.start is None else "–"
+
+
 def bar_text(row: TimelineRow, total: float | None, width: int) -> str:
     """The row's bar in `width` cells: spaces up to its start, then its length in whole and
     eighth cells (at least a sliver, so a 1 ms call is seen); a start without a duration is a
@@ -175,7 +180,7 @@ class TimelineRows(ScrollView, can_focus=True):
         segments = [
             Segment(label, self._style(kind_class, base)),
             Segment(" " + start.rjust(_TIME_WIDTH), self._style("timeline--muted", base)),
-            Segment(" " + duration_text(row.seconds).rjust(_TIME_WIDTH) + " ",
+            Segment(" " + _duration_cell(row).rjust(_TIME_WIDTH) + " ",
                     self._style("timeline--muted" if row.seconds is None else "", base)),  # fmt: skip
             Segment(bar_text(row, self.timeline.total, columns.bar), self._style(kind_class or "timeline--muted", base)),
         ]
