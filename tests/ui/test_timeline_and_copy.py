@@ -282,3 +282,42 @@ async def test_down_reads_through_a_long_message_before_selecting_the_next_and_p
         assert transcript.selected == 0
         await pilot.click(Transcript, offset=(5, 0))
         assert transcript.selected == 0
+
+
+async def test_a_harbor_trials_timeline_holds_its_phases_and_enter_on_a_turn_finds_it(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    shutil.copytree(DATA.parent / "harbor" / "jobs" / "multi-key", logs / "multi-key")
+    monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")
+    app = EvtuiApp(db_path=default_index_path(logs), ingest_paths=[logs])
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        db = connect(app.db_path)
+        try:
+            (rowid,) = db.execute("SELECT id FROM samples WHERE sample_id = 'hello-pass'").fetchone()
+        finally:
+            db.conn.close()
+        await app.push_screen(SampleScreen(app.db_path, rowid))
+        await settle(app, pilot)
+        for _ in range(3):
+            await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+        text = assert_safe(app, "harbor timeline")
+        for phase in ("environment setup", "agent setup", "agent execution"):
+            assert phase in text
+        rows = app.screen.query_one(TimelineRows)
+        assert rows.current.label == "environment setup"
+        await pilot.press("y", "enter")  # a phase: copied as a line; not in the tree
+        await pilot.pause()
+        assert copied[-1].startswith("environment setup: starts at +0 ms, takes ") and rows.has_focus
+        while not rows.current.label.startswith("tool call · bash("):
+            await pilot.press("down")
+        await pilot.press("enter")
+        for _ in range(3):
+            await pilot.pause()
+        tree = app.screen.query_one("#event-tree", Tree)
+        assert app.focused is tree and str(tree.cursor_node.label).startswith("tool call · bash(")
+        await pilot.press("y")
+        assert copied[-1].startswith('tool call · bash({"command": "echo Hello > /app/hello.txt"})') and "exit 0" in copied[-1]

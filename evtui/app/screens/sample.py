@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tabs, Tree
 
-from evtui.app.clipboard import CLIPBOARD_ENV, copy_text
+from evtui.app.clipboard import copy_text
 from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
 from evtui.app.messages import IndexChanged
 from evtui.app.widgets.sample.epoch_table import EpochTable
@@ -28,12 +28,11 @@ from evtui.app.widgets.line_view import Block, LineView, clipped
 from evtui.safe_text import safe_block, safe_line
 from evtui.app.widgets.sample.overview import SampleOverview, usage_text
 from evtui.app.widgets.sample.score_card import ScoreCard
-from evtui.app.widgets.sample.timeline import TimelineRows, TimelineView
+from evtui.app.widgets.sample.timeline import TimelineRows, TimelineView, timeline_row_text
 from evtui.app.widgets.sample.transcript import Transcript
 from evtui.sample_view import EventNode, SampleOrdering, SampleView, ScoreView, event_copy_text, message_copy_text
 
 TABS = ("overview", "transcript", "events", "scores", "metadata", "json")
-__all__ = ["SampleScreen", "CLIPBOARD_ENV", "heading", "sample_json"]  # CLIPBOARD_ENV: app/clipboard.py, the one copier
 JSON_LIMIT = 5_000_000  # characters of the sample's JSON shown (drawn row by row; the run file has all)
 
 
@@ -367,6 +366,11 @@ class SampleScreen(Screen[None]):
         """(text, what it is) of the selection on the tab shown, None when the tab has none."""
         assert self.view is not None
         if self.active_tab == "events":
+            if self.timeline_shown:
+                for rows in self.query(TimelineRows):
+                    row = rows.current
+                    if row is not None and row.path is None:  # a timed phase the run recorded
+                        return timeline_row_text(row), safe_line(row.label, 60)
             node = self._selected_event()
             return (event_copy_text(node), safe_line(node.title, 60)) if node is not None else None
         if self.active_tab == "transcript":
@@ -447,7 +451,7 @@ class SampleScreen(Screen[None]):
     async def _timeline_picked(self, message: TimelineRows.Picked) -> None:
         """Enter on the timeline: the tree, with its cursor on that event."""
         if message.row.path is None:
-            self.notify("That row is a phase of the trial, not an event of the tree.", title="Timeline", markup=False)
+            self.notify("That row is a phase the run timed, not an event of the tree.", title="Timeline", markup=False)
             return
         await self._show_timeline(False)
         for events in self.query(EventTree):

@@ -47,6 +47,12 @@ def duration_text(seconds: float | None) -> str:
     return f"{minutes}m {rest:02d}s"
 
 
+def timeline_row_text(row: TimelineRow) -> str:
+    """A row as one line of text (what `y` copies of a phase): label, start, duration."""
+    start = "no start time" if row.start is None else f"starts at +{duration_text(row.start)}"
+    return f"{row.label}: {start}, takes {_duration_cell(row)}"
+
+
 def _duration_cell(row: TimelineRow) -> str:
     """The duration; `–` for a step with a start and no duration, `no time` for one with neither."""
     return duration_text(row.seconds) if row.seconds is not None or row.start is None else "–"
