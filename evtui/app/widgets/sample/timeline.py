@@ -111,7 +111,7 @@ class TimelineRows(ScrollView, can_focus=True):
     TimelineRows > .timeline--score { color: $primary; }
     TimelineRows > .timeline--phase { color: $warning; text-style: bold; }
     TimelineRows > .timeline--error { color: $error; }
-    TimelineRows > .timeline--cursor { background: $block-cursor-blurred-background; }
+    TimelineRows > .timeline--cursor { background: $panel; }  /* solid: a component style loses alpha */
     TimelineRows:focus > .timeline--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
     """
 

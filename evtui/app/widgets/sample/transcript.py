@@ -45,7 +45,7 @@ class Transcript(LineView):
     Transcript > .transcript--tool { color: $accent; text-style: bold; }
     Transcript > .transcript--call { background: $boost; }
     Transcript > .transcript--error { color: $error; text-style: bold; }
-    Transcript > .transcript--selected { background: $primary 10%; }
+    Transcript > .transcript--selected { background: $panel; }  /* solid: a component style loses alpha */
     """
 
     def __init__(self, messages: Sequence[MessageView], note: str | None = None, *, id: str | None = None) -> None:
