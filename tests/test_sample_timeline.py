@@ -194,3 +194,21 @@ def test_copying_a_message_gives_the_speaker_text_calls_and_error():
     assert message_copy_text(message) == 'assistant · gpt\n\nthinking\n\n→ call add {"x": 1}'
     failed = MessageView("tool", "", None, (), "c1", "add", "boom")
     assert message_copy_text(failed) == "tool · add\n\nerror: boom"
+
+
+def test_evtui_samples_sample_prints_hostile_text_inert(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from hostile_strings import FORBIDDEN_CHARS
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy2(DATA / "inspect" / "hostile.eval", logs / "hostile.eval")
+    sample = read_eval_log(str(DATA / "inspect" / "hostile.eval")).samples[0]
+    assert "\x1b" in str(sample.id)
+    for shape in ([], ["--json"]):
+        run = subprocess.run([sys.executable, "-m", "evtui", "samples", str(logs / "hostile.eval"), "--sample", str(sample.id), *shape],
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert not {char for char in run.stdout if char in FORBIDDEN_CHARS - {"\n", "\t"}}
+        assert "timeline" in run.stdout
+    assert json.loads(run.stdout)["sample"]["id"] == str(sample.id)  # JSON keeps the exact value, escaped
