@@ -67,7 +67,7 @@ async def open_tree(raw: list[dict]) -> tuple[float, float]:
 async def open_timeline(raw: list[dict]) -> tuple[float, float, int]:
     from textual.app import App, ComposeResult
 
-    from evtui.app.widgets.sample.timeline import TimelineRows, TimelineView
+    from evtui.app.widgets.sample.timeline import TimelineView
     from evtui.sample_view import build_timeline, event_tree
 
     wall, cpu = time.perf_counter(), time.process_time()
@@ -80,7 +80,7 @@ async def open_timeline(raw: list[dict]) -> tuple[float, float, int]:
     app = TimelineApp()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        rows = app.query_one(TimelineRows)
+        rows = app.query_one(TimelineView)
         rows.focus()
         await pilot.press("end")
         await pilot.pause()

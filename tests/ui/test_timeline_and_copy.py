@@ -19,7 +19,7 @@ from evtui.app.app import EvtuiApp
 from evtui.app.screens.help import describe_keys
 from evtui.app.screens.sample import SampleScreen
 from evtui.app.widgets.sample.event_tree import EventTree
-from evtui.app.widgets.sample.timeline import TimelineRows, TimelineView
+from evtui.app.widgets.sample.timeline import TimelineView
 from evtui.app.widgets.sample.transcript import Transcript
 from evtui.sample_view import Timeline, TimelineRow
 from evtui.store.location import default_index_path
@@ -82,12 +82,12 @@ async def test_l_lists_the_events_in_time_order_and_enter_lands_on_the_event_in_
         screen = await open_sample(app, pilot, "tool_agent.eval")
         await pilot.press("l")
         await pilot.pause()
-        rows = screen.query_one(TimelineRows)
+        rows = screen.query_one(TimelineView)
         assert screen.active_tab == "events" and app.focused is rows
         assert rows.timeline is screen.view.timeline  # the core's rows, drawn as they are
         assert not screen.query_one(EventTree).display or not screen.query_one(EventTree).visible
         text = assert_safe(app, "timeline")
-        assert "Timeline: 8 steps, bars on 71 ms in all" in text
+        assert "Timeline: 8 steps on 71 ms · ⏎ tree · l back" in text
         tool_line = next(line for line in text.splitlines() if 'tool call · add({"x": 19, "y": 23})' in line)
         assert "+12 ms" in tool_line and "50 ms" in tool_line and "█" in tool_line
         score_line = next(line for line in text.splitlines() if "score · includes" in line)
@@ -170,7 +170,7 @@ async def test_hostile_timeline_and_copies_are_inert(tmp_path, monkeypatch, size
             await pilot.press("l")
             await pilot.pause()
             assert_safe(app, f"{size} sample {index} timeline")
-            rows = screen.query_one(TimelineRows)
+            rows = screen.query_one(TimelineView)
             for _ in rows.timeline.rows:
                 await pilot.press("y")
                 await pilot.press("down")
@@ -203,7 +203,7 @@ async def test_hostile_labels_and_kinds_in_ten_thousand_rows_draw_inert(size):
                         i * 0.01 if i % 5 else None, 0.02 if i % 2 else None, (i,)) for i in range(10_000)]  # fmt: skip
     app = TimelineApp(Timeline(rows, 100.0))
     async with app.run_test(size=size) as pilot:
-        view = app.query_one(TimelineRows)
+        view = app.query_one(TimelineView)
         view.focus()
         await pilot.pause()
         assert_safe(app, f"{size} first rows")
@@ -307,7 +307,7 @@ async def test_a_harbor_trials_timeline_holds_its_phases_and_enter_on_a_turn_fin
         text = assert_safe(app, "harbor timeline")
         for phase in ("environment setup", "agent setup", "agent execution"):
             assert phase in text
-        rows = app.screen.query_one(TimelineRows)
+        rows = app.screen.query_one(TimelineView)
         assert rows.current.label == "environment setup"
         await pilot.press("y", "enter")  # a phase: copied as a line; not in the tree
         await pilot.pause()

@@ -28,7 +28,7 @@ from evtui.app.widgets.line_view import Block, LineView, clipped
 from evtui.safe_text import safe_block, safe_line
 from evtui.app.widgets.sample.overview import SampleOverview, usage_text
 from evtui.app.widgets.sample.score_card import ScoreCard
-from evtui.app.widgets.sample.timeline import TimelineRows, TimelineView, timeline_row_text
+from evtui.app.widgets.sample.timeline import TimelineView, timeline_row_text
 from evtui.app.widgets.sample.transcript import Transcript
 from evtui.sample_view import EventNode, SampleOrdering, SampleView, ScoreView, event_copy_text, message_copy_text
 
@@ -367,8 +367,8 @@ class SampleScreen(Screen[None]):
         assert self.view is not None
         if self.active_tab == "events":
             if self.timeline_shown:
-                for rows in self.query(TimelineRows):
-                    row = rows.current
+                for timeline in self.query(TimelineView):
+                    row = timeline.current
                     if row is not None and row.path is None:  # a timed phase the run recorded
                         return timeline_row_text(row), safe_line(row.label, 60)
             node = self._selected_event()
@@ -391,8 +391,8 @@ class SampleScreen(Screen[None]):
     def _selected_event(self) -> EventNode | None:
         """The event under the cursor: the timeline's row when it is shown, else the tree's."""
         if self.timeline_shown:
-            for rows in self.query(TimelineRows):
-                row = rows.current
+            for timeline in self.query(TimelineView):
+                row = timeline.current
                 if row is not None and row.path is not None:
                     return _node_at(self.view.tree if self.view else [], row.path)
                 return None
@@ -442,13 +442,13 @@ class SampleScreen(Screen[None]):
             await pane.mount(timelines[0])
         pane.set_class(shown, "-timeline")  # CSS hides the tree (mounted lazily, maybe later) or the timeline
         if shown:
-            timelines[0].rows.focus()
+            timelines[0].focus()
         else:
             for tree in pane.query("#event-tree"):
                 tree.focus()
 
-    @on(TimelineRows.Picked)
-    async def _timeline_picked(self, message: TimelineRows.Picked) -> None:
+    @on(TimelineView.Picked)
+    async def _timeline_picked(self, message: TimelineView.Picked) -> None:
         """Enter on the timeline: the tree, with its cursor on that event."""
         if message.row.path is None:
             self.notify("That row is a phase the run timed, not an event of the tree.", title="Timeline", markup=False)

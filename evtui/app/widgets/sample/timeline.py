@@ -13,17 +13,13 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Static
 
-from evtui.app.safe_content import plain
 from evtui.safe_text import safe_line
 from evtui.sample_view import Timeline, TimelineRow
 
@@ -88,8 +84,9 @@ def columns_for(width: int) -> TimelineColumns:
     return TimelineColumns(label, max(0, width - label - 2 * _TIME_WIDTH - 3))
 
 
-class TimelineRows(ScrollView, can_focus=True):
-    """The rows, one per line, with a cursor; Enter posts Picked with the row under it."""
+class TimelineView(ScrollView, can_focus=True):
+    """The rows, one per line, with a cursor; Enter posts Picked with the row under it. Its top
+    border says what the bars cover."""
 
     BINDINGS = [
         Binding("up", "move(-1)", "Up", show=False),
@@ -102,17 +99,23 @@ class TimelineRows(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"timeline--muted", "timeline--span", "timeline--cursor", *_KIND_CLASS.values()}
     DEFAULT_CSS = """
-    TimelineRows { height: 1fr; scrollbar-gutter: stable; }
-    TimelineRows > .timeline--muted { color: $text-muted; }
-    TimelineRows > .timeline--span { text-style: bold; }
-    TimelineRows > .timeline--model { color: $secondary; }
-    TimelineRows > .timeline--tool { color: $accent; }
-    TimelineRows > .timeline--sandbox { color: $success; }
-    TimelineRows > .timeline--score { color: $primary; }
-    TimelineRows > .timeline--phase { color: $warning; text-style: bold; }
-    TimelineRows > .timeline--error { color: $error; }
-    TimelineRows > .timeline--cursor { background: $panel; }  /* solid: a component style loses alpha */
-    TimelineRows:focus > .timeline--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    TimelineView {
+        height: 1fr;
+        scrollbar-gutter: stable;
+        border-top: solid $panel;
+        border-title-align: left;
+        border-title-color: $text-muted;
+    }
+    TimelineView > .timeline--muted { color: $text-muted; }
+    TimelineView > .timeline--span { text-style: bold; }
+    TimelineView > .timeline--model { color: $secondary; }
+    TimelineView > .timeline--tool { color: $accent; }
+    TimelineView > .timeline--sandbox { color: $success; }
+    TimelineView > .timeline--score { color: $primary; }
+    TimelineView > .timeline--phase { color: $warning; text-style: bold; }
+    TimelineView > .timeline--error { color: $error; }
+    TimelineView > .timeline--cursor { background: $panel; }  /* solid: a component style loses alpha */
+    TimelineView:focus > .timeline--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -126,6 +129,7 @@ class TimelineRows(ScrollView, can_focus=True):
         self.timeline = timeline
 
     def on_mount(self) -> None:
+        self.border_title = summary_text(self.timeline)
         self.virtual_size = Size(self.size.width, len(self.timeline.rows))
 
     def on_resize(self) -> None:
@@ -196,33 +200,12 @@ class TimelineRows(ScrollView, can_focus=True):
         return base + self.get_component_rich_style(name, partial=True) if name else base
 
 
-class TimelineView(Vertical):
-    """A line saying what the bars cover, then the rows."""
-
-    DEFAULT_CSS = """
-    TimelineView { height: 1fr; }
-    TimelineView #timeline-summary { height: auto; padding: 0 1; color: $text-muted; }
-    """
-
-    def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.timeline = timeline
-
-    def compose(self) -> ComposeResult:
-        yield Static(plain(summary_text(self.timeline)), id="timeline-summary")
-        yield TimelineRows(self.timeline, id="timeline-rows")
-
-    @property
-    def rows(self) -> TimelineRows:
-        return self.query_one(TimelineRows)
-
-
 def summary_text(timeline: Timeline) -> str:
+    """`Timeline: 8 steps on 71 ms · 2 untimed · ⏎ tree · l back` (fits 80 columns)."""
     count = len(timeline.rows)
     if not count:
-        return "No spans or events to place in time. l: back"
+        return "Timeline: no spans or events · l back"
     untimed = sum(1 for row in timeline.rows if row.start is None)
-    timed = (f"bars on {duration_text(timeline.total)} in all" if timeline.total is not None
-             else "the run records no start times for these steps")  # fmt: skip
-    missing = f" · {untimed:,} with no time" if untimed and timeline.total is not None else ""
-    return f"Timeline: {count:,} steps, {timed}{missing} · Enter: in the tree · l: back"
+    timed = f"on {duration_text(timeline.total)}" if timeline.total is not None else "with no start times"
+    missing = f" · {untimed:,} untimed" if untimed and timeline.total is not None else ""
+    return f"Timeline: {count:,} steps {timed}{missing} · ⏎ tree · l back"
