@@ -34,6 +34,6 @@ def copy_text(node: DOMNode, text: str, what: str) -> bool:
         node.notify(f"Nothing to copy: {safe_line(what, 80)} is empty", title="Clipboard", markup=False)
         return False
     safe = safe_block(text, None)
-    node.app.copy_to_clipboard(safe)
+    node.app.copy_to_clipboard(safe)  # EvtuiApp's gate passes it on (safe_block of safe text is the same text)
     node.notify(f"Copied {safe_line(what, 300)}", title="Clipboard", markup=False)
     return True
