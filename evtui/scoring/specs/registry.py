@@ -180,12 +180,46 @@ def lookup(kind: Kind, name: str) -> RegistryEntry:
     if alone is not None:
         return alone
     _load_entry_points(kind, deferred=False)
-    if name not in _registry[kind]:
-        load_builtins()  # the deferred built-ins (model-graded scorers) may have it
+    if name not in _registry[kind] and _deferred_may_have(kind, lambda known: known == name):
+        load_builtins()  # the deferred built-ins (model-graded scorers) have it
     try:
         return _registry[kind][name]
     except KeyError:
-        raise UnknownNameError(kind, name, list(_registry[kind])) from None
+        raise UnknownNameError(kind, name, _known_names(kind)) from None
+
+
+def _deferred_may_have(kind: Kind, wanted: Callable[[str], bool]) -> bool:
+    """Whether a deferred built-in not imported yet registers a name `wanted` accepts: the table of
+    built-in homes names every built-in, so a name no built-in has (a JSONL run's own score name,
+    looked up by every re-score check) is known missing without importing the grading code."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    if _deferred_loaded:
+        return False
+    return any(module in DEFERRED_BUILTINS and wanted(name) for name, module in BUILTIN_HOMES[kind].items())
+
+
+def _known_names(kind: Kind) -> list[str]:
+    """Every name of `kind` as after a full load (for an unknown name's message): the registered
+    ones and the deferred built-ins' names when they were not imported."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    names = list(_registry[kind])
+    if not _deferred_loaded:
+        names += [name for name, module in BUILTIN_HOMES[kind].items() if module in DEFERRED_BUILTINS and name not in _registry[kind]]
+    return names
+
+
+def namespaced_entries(kind: Kind, bare: str) -> list[RegistryEntry]:
+    """The entries named `namespace:bare` (EvSys's `evsys:pass@3` for `pass@3`), as `entries` would
+    list them, importing the deferred built-ins only when one of them has such a name."""
+    def wanted(name: str) -> bool:
+        return ":" in name and name.rpartition(":")[2] == bare
+
+    _load_entry_points(kind, deferred=False)
+    if _deferred_may_have(kind, wanted):
+        load_builtins()
+    return [entry for entry in _registry[kind].values() if wanted(entry.name)]
 
 
 def lookup_if_known(kind: Kind, name: str) -> RegistryEntry | None:

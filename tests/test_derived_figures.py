@@ -1,0 +1,183 @@
+"""Figures derived from a run's samples and scores (its integrity, each scorer's scale, its groups'
+metrics) are kept in the index under the run's content stamp (issue 27), so the run screen,
+`evtui report` and `evtui compare` read them instead of counting a big run again: the same
+figures as computed, and computed again when the run is read again (its file changed), when a
+person reviews a score (scales read reviews), and never kept for a job's or reviewed groups."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evtui.commands.report import build_report, grouping_for
+from evtui.scoring.results import groups as group_metrics
+from evtui.scoring.results.groups import group_table
+from evtui.scoring.results.integrity import run_integrity
+from evtui.store.ingest.files import ingest_paths
+from evtui.store.queries import integrity as integrity_queries
+from evtui.store.queries.groups import Grouping
+from evtui.store.queries.integrity import score_scales
+from evtui.store.schema import connect
+from evtui.store.score_edits import add_human_edit
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _rows(first: int, count: int) -> list[dict]:
+    """JSONL samples: a 0/1 `verdict` score (every 7th unscored: NaN), a category in three."""
+    return [
+        {"id": f"s{i}", "input": "q", "output": "a", "metadata": {"category": "abc"[i % 3]},
+         "scores": {"verdict": {"value": float("nan") if i % 7 == 0 else i % 2}}}
+        for i in range(first, first + count)
+    ]  # fmt: skip
+
+
+def _write(path: Path, rows: list[dict], *, append: bool = False) -> None:
+    with path.open("a" if append else "w") as out:
+        out.write("".join(json.dumps(row) + "\n" for row in rows))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a new mtime even within one tick
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> tuple[Path, Path, int]:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "run.jsonl"
+    _write(log, _rows(0, 30))
+    db_path = tmp_path / "index.db"
+    assert not ingest_paths(db_path, [logs]).failures
+    db = connect(db_path)
+    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+    db.conn.close()
+    return db_path, log, run_id
+
+
+def _kept(db_path: Path, run_id: int) -> list[str]:
+    db = connect(db_path)
+    try:
+        return sorted(kind for (kind,) in db.execute("SELECT kind FROM derived_figures WHERE run_id = ?", (run_id,)))
+    finally:
+        db.conn.close()
+
+
+def _read_again(log: Path, db_path: Path) -> None:
+    _write(log, _rows(30, 12), append=True)
+    assert not ingest_paths(db_path, [log.parent]).failures
+
+
+def test_integrity_is_counted_once_and_again_when_the_file_changes(run, monkeypatch) -> None:
+    db_path, log, run_id = run
+    db = connect(db_path)
+    try:
+        first = run_integrity(db, run_id)
+        assert first.held == 30 and first.scorers[0].scored == 25 and first.scorers[0].other == {"": 5}
+        assert _kept(db_path, run_id) == ["integrity"]
+        counted = integrity_queries._integrity_counts
+        monkeypatch.setattr(integrity_queries, "_integrity_counts", lambda *args: pytest.fail("counted again"))
+        assert run_integrity(db, run_id) == first  # read from the index, the same figures
+        _read_again(log, db_path)
+        monkeypatch.setattr(integrity_queries, "_integrity_counts", counted)
+        again = run_integrity(db, run_id)
+        assert again.held == 42 and again.scorers[0].scored == 36 and again.scorers[0].other == {"": 6}
+    finally:
+        db.conn.close()
+
+
+def test_scales_follow_a_new_review_and_a_new_read(run) -> None:
+    db_path, log, run_id = run
+    db = connect(db_path)
+    try:
+        scale = score_scales(db, [run_id])[(run_id, "verdict")]
+        assert scale.binary and (scale.low, scale.high, scale.count) == (0.0, 1.0, 25)
+        assert score_scales(db, [run_id])[(run_id, "verdict")] == scale  # kept: read back the same
+        # A person grades one sample 0.5: the scorer's scale is no longer 0/1 (intervals change).
+        (score_id,) = db.execute("SELECT id FROM scores WHERE run_id = ? AND source = 'log' AND value = '1' LIMIT 1", (run_id,)).fetchone()
+        add_human_edit(db, score_id, 0.5, reason="half right", author="tester")
+        reviewed = score_scales(db, [run_id])[(run_id, "verdict")]
+        assert not reviewed.binary and reviewed.count == 26  # the log's 25 and the human row
+        # A second edit of the same human score (its row updated in place) is seen too.
+        add_human_edit(db, score_id, 1, reason="right after all", author="tester")
+        assert score_scales(db, [run_id])[(run_id, "verdict")].binary
+        _read_again(log, db_path)
+        assert score_scales(db, [run_id])[(run_id, "verdict")].count == 36 + 1
+    finally:
+        db.conn.close()
+
+
+def _table(table) -> list:
+    return [(g.value, g.label, g.samples, g.rows, g.error, g.is_all, [r.model_dump() for r in g.results]) for g in table.groups]
+
+
+def test_groups_are_kept_the_same_and_recomputed_when_the_file_changes(run, monkeypatch) -> None:
+    db_path, log, run_id = run
+    category = Grouping("metadata", "category")
+    first = group_table(db_path, run_id, category)
+    assert [g.rows for g in first.groups] == [30, 10, 10, 10]
+    assert any(kind.startswith("groups ") for kind in _kept(db_path, run_id))
+    compute = group_metrics._iter_group_table
+    monkeypatch.setattr(group_metrics, "_iter_group_table", lambda *args, **kwargs: pytest.fail("computed again"))
+    kept = group_table(db_path, run_id, category)
+    assert _table(kept) == _table(first)
+    assert (kept.grouping, kept.groupings, kept.method, kept.hidden) == (first.grouping, first.groupings, first.method, first.hidden)
+    _read_again(log, db_path)
+    monkeypatch.setattr(group_metrics, "_iter_group_table", compute)
+    assert [g.rows for g in group_table(db_path, run_id, category).groups] == [42, 14, 14, 14]
+
+
+def test_reviewed_groups_are_never_kept(run) -> None:
+    db_path, _, run_id = run
+    group_table(db_path, run_id, Grouping("metadata", "category"), reviewed=True)
+    assert not any(kind.startswith("groups ") for kind in _kept(db_path, run_id))
+
+
+def test_report_json_is_the_same_cold_and_warm_and_follows_a_review(run) -> None:
+    db_path, _, run_id = run
+    groupings = [grouping_for("metadata.category")]
+
+    def report() -> str:
+        return json.dumps(build_report(db_path, [run_id], groupings), default=str, sort_keys=True)
+
+    cold = report()
+    assert report() == cold
+    db = connect(db_path)
+    try:
+        (score_id,) = db.execute("SELECT id FROM scores WHERE run_id = ? AND source = 'log' AND value = '1' LIMIT 1", (run_id,)).fetchone()
+        add_human_edit(db, score_id, 0.5, reason="half right", author="tester")
+    finally:
+        db.conn.close()
+    after = report()
+    assert report() == after
+    before, reviewed = json.loads(cold)[0], json.loads(after)[0]
+    # The reviewed row joins the results, and the scale (no longer 0/1) changes the interval method.
+    assert any("review" in result["source"] for result in reviewed["results"])
+    assert before["results"][0]["interval"]["method"] != reviewed["results"][0]["interval"]["method"]
+
+
+def test_an_unknown_score_name_loads_no_grading_code_and_is_said_the_same(run) -> None:
+    """A JSONL run's own score name is looked up by every re-score check (the run's notes): the
+    table of built-in homes says no built-in has it, so the grading client (httpx) stays unloaded;
+    the unknown-name message still lists every built-in."""
+    db_path, _, run_id = run
+    code = (
+        "import sys\n"
+        "from evtui.store.schema import connect\n"
+        "from evtui.scoring.results.reproduction import shown_reproduction_notes\n"
+        "from evtui.scoring.specs import registry\n"
+        f"notes = shown_reproduction_notes(connect({str(db_path)!r}), {run_id})\n"
+        "print([note.text for note in notes])\n"
+        "print('httpx' in sys.modules)\n"
+        "try:\n    registry.lookup('scorer', 'model_graded_q')\nexcept registry.UnknownNameError as error:\n    print(error)\n"
+        "registry.load_builtins()\n"
+        "try:\n    registry.lookup('scorer', 'model_graded_q')\nexcept registry.UnknownNameError as error:\n    print(error)\n"
+    )  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
+    notes, loaded, before, after = done.stdout.splitlines()
+    assert "'verdict' is jsonl's own score" in notes
+    assert loaded == "False"
+    assert before == after and "Did you mean: model_graded_qa" in before
