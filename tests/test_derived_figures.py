@@ -181,3 +181,77 @@ def test_an_unknown_score_name_loads_no_grading_code_and_is_said_the_same(run) -
     assert "'verdict' is jsonl's own score" in notes
     assert loaded == "False"
     assert before == after and "Did you mean: model_graded_qa" in before
+
+
+# The counts as one pass over the rows gave them before they were read from indexes: the reference.
+_UNSCORED = "sc.value_num IS NULL AND (sc.value IS NULL OR sc.value IN ('NaN', 'null', '\"NaN\"'))"
+
+
+def _reference_counts(conn, run_id: int) -> tuple:
+    samples = conn.execute(
+        "SELECT count(*), coalesce(sum(completed != 0 AND (error IS NULL OR error = '')), 0), "
+        "coalesce(sum(error IS NOT NULL AND error != ''), 0), coalesce(sum(limit_type IS NOT NULL AND limit_type != ''), 0) "
+        "FROM samples WHERE run_id = ?", (run_id,)).fetchone()  # fmt: skip
+    scored = conn.execute(
+        f"SELECT scorer, count(*) FROM scores sc WHERE run_id = ? AND source = 'log' AND job_id = 0 AND NOT ({_UNSCORED}) "
+        "GROUP BY 1 ORDER BY min(id)", (run_id,)).fetchall()  # fmt: skip
+    unscored = conn.execute(
+        f"SELECT sc.scorer, count(*) FROM scores sc WHERE sc.run_id = ? AND sc.source = 'log' AND sc.job_id = 0 AND {_UNSCORED} "
+        "GROUP BY 1 ORDER BY min(sc.id)", (run_id,)).fetchall()  # fmt: skip
+    scales = conn.execute(
+        "SELECT scorer, min(value_num), max(value_num), coalesce(sum(value_num NOT IN (0, 1)), 0) = 0 AND count(value_num) > 0, "
+        "count(value_num) FROM scores WHERE run_id = ? AND job_id = 0 AND source IN ('log', 'human') GROUP BY 1", (run_id,)).fetchall()  # fmt: skip
+    order = [name for name, _ in scored] + [name for name, _ in unscored if name not in dict(scored)]
+    return tuple(samples), order, sorted(scored), sorted(unscored), [tuple(row) for row in scales]
+
+
+def _counts(db, run_id: int) -> tuple:
+    counts = integrity_queries._integrity_counts(db, run_id)
+    scales = integrity_queries._score_scales(db, [run_id], 0)
+    s = counts.samples
+    scored = sorted((c.scorer, c.scored) for c in counts.scorers if c.scored)
+    unscored = sorted((c.scorer, sum(c.unscored.values())) for c in counts.scorers if c.unscored)
+    return ((s.rows, s.completed, s.errored, s.limited), [c.scorer for c in counts.scorers], scored, unscored,
+            [(name, v.low, v.high, v.binary, v.count) for (_, name), v in scales.items()])  # fmt: skip
+
+
+def test_counts_from_indexes_equal_one_pass_over_the_rows(tmp_path: Path) -> None:
+    """Several scorers whose first rows are unscored, one never scored, errored, limited and
+    incomplete samples, a person's review and a job's scores: every count as the row pass gives it."""
+    from evtui.scoring.jobs.config import ScoringJobConfig
+    from evtui.scoring.jobs.runner import run_job
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    rows = [
+        {"id": f"s{i}", "input": "q", "target": "a", "output": "a" if i % 3 else "b",
+         "scores": {"zeta": {"value": None if i < 2 else i % 2}, "alpha": {"value": "NaN" if i < 5 else [0.5, 1, 0][i % 3]},
+                    "never": {"value": None}}}
+        for i in range(40)
+    ]  # fmt: skip
+    _write(logs / "run.jsonl", rows)
+    db_path = tmp_path / "index.db"
+    assert not ingest_paths(db_path, [logs]).failures
+    db = connect(db_path)
+    try:
+        (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
+        db.execute("UPDATE samples SET error = 'boom' WHERE run_id = ? AND sample_id IN ('s3', 's7')", (run_id,))
+        db.execute("UPDATE samples SET limit_type = 'tokens' WHERE run_id = ? AND sample_id = 's8'", (run_id,))
+        db.execute("UPDATE samples SET completed = 0 WHERE run_id = ? AND sample_id IN ('s7', 's9', 's11')", (run_id,))
+        expected = _reference_counts(db.conn, run_id)
+        assert _counts(db, run_id) == expected
+        # zeta's first rows are unscored (its first score row is before alpha's, its first scored one after)
+        assert expected[0] == (40, 36, 2, 1) and expected[1] == ["alpha", "zeta", "never"]
+        # A person's review joins the scales (the value index's ranges), a job's scores do not (scanned then).
+        (score_id,) = db.execute("SELECT id FROM scores WHERE run_id = ? AND scorer = 'zeta' AND value = '1' LIMIT 1", (run_id,)).fetchone()
+        add_human_edit(db, score_id, 7, reason="out of range", author="tester")
+        assert _counts(db, run_id) == _reference_counts(db.conn, run_id)
+    finally:
+        db.conn.close()
+    run_job(db_path, ScoringJobConfig(scorers=["match()"]), [run_id])
+    db = connect(db_path)
+    try:
+        assert db.execute("SELECT count(*) FROM scores WHERE run_id = ? AND source = 'job'", (run_id,)).fetchone()[0] == 40
+        assert _counts(db, run_id) == _reference_counts(db.conn, run_id)
+    finally:
+        db.conn.close()

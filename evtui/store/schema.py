@@ -366,7 +366,9 @@ CREATE TABLE IF NOT EXISTS derived_figures (
     figures TEXT NOT NULL,              -- JSON
     cost REAL,                          -- seconds the computation took
     PRIMARY KEY (run_id, kind)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+-- A run's incomplete samples (few) for its integrity counts, as the errored and limited ones.
+CREATE INDEX IF NOT EXISTS samples_run_incomplete ON samples(run_id, id) WHERE completed = 0
 """
 
 _MIGRATIONS: dict[int, str] = {
