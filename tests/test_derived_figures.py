@@ -255,3 +255,42 @@ def test_counts_from_indexes_equal_one_pass_over_the_rows(tmp_path: Path) -> Non
         assert _counts(db, run_id) == _reference_counts(db.conn, run_id)
     finally:
         db.conn.close()
+
+
+@pytest.mark.parametrize("gaps", [False, True])
+def test_groups_read_after_the_runs_results_reuse_its_columns_with_the_same_numbers(tmp_path: Path, gaps: bool) -> None:
+    """`evtui report --group-by` computes the run's results, then its groups: the second reads the
+    first's columns (kept for the run's content), with each score's sample from the run's one range
+    of rowids when every sample has the score (else read): the same groups as read alone."""
+    from evtui.scoring.results.computed import listed_results
+    from evtui.store.queries import score_columns
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    rows = [{"id": f"s{i}", "input": "q", "output": "a", "metadata": {"category": "abcd"[i * 7 % 4]},
+             "scores": {"grade": {"value": "CIP"[i % 3]}, **({} if gaps and i % 5 == 0 else {"reward": {"value": i % 4}})}}
+            for i in range(60)]  # fmt: skip
+    _write(logs / "run.jsonl", rows)
+    db_path = tmp_path / "index.db"
+    assert not ingest_paths(db_path, [logs]).failures
+    category = Grouping("metadata", "category")
+
+    def fresh_groups() -> list:
+        score_columns._kept_columns.clear()
+        score_columns._kept_metadata.clear()
+        db = connect(db_path)
+        db.execute("DELETE FROM derived_figures")
+        db.conn.close()
+        return _table(group_table(db_path, 1, category))
+
+    alone = fresh_groups()
+    fresh_groups()
+    db = connect(db_path)
+    try:
+        listed_results(db, 1)
+        assert {key[2] for key in score_columns._kept_columns} == {"grade", "reward"}  # kept by the results' read
+        db.execute("DELETE FROM derived_figures")
+    finally:
+        db.conn.close()
+    assert _table(group_table(db_path, 1, category)) == alone
+    assert all(column.rowids is not None for column in score_columns._kept_columns.values())
