@@ -332,3 +332,16 @@ def test_integrity_scales_and_reviews_read_indexes_not_every_row(run) -> None:
                                                  "scores_human", "value_num=?", "value_num<?", "value_num>?"))]  # fmt: skip
         assert not walks, plan
         assert "sqlite_autoindex_scores_1 (run_id=?)" not in plan, plan
+
+
+def test_a_run_being_written_keeps_no_figures_and_counts_each_look(run) -> None:
+    db_path, _, run_id = run
+    db = connect(db_path)
+    try:
+        db.execute("UPDATE runs SET status = 'started' WHERE id = ?", (run_id,))
+        assert run_integrity(db, run_id).held == 30
+        assert score_scales(db, [run_id])[(run_id, "verdict")].count == 25
+    finally:
+        db.conn.close()
+    assert [g.rows for g in group_table(db_path, run_id, Grouping("metadata", "category")).groups] == [30, 10, 10, 10]
+    assert _kept(db_path, run_id) == []

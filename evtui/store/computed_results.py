@@ -192,13 +192,21 @@ _STORE_WAIT_MS = 200  # a busy index is not waited on long for figures kept to s
 
 def store_figures(db: Any, kind: str, figures: dict[int, tuple[str, str, Any]], cost: float) -> bool:
     """Keep `figures` (run id -> (content stamp, review stamp, JSON-able figures)) as `kind`, and
-    drop the runs' rows kept for other content (stale whatever their kind). False when the index
+    drop the runs' rows kept for other content (stale whatever their kind); a run being written
+    keeps none. False when the index
     could not be written (read-only, busy): the figures were computed all the same. Inside the
     caller's transaction if it holds one, else in its own."""
     if not figures:
         return True
     conn = _conn(db)
-    rows = [(run_id, kind, stamp, reviews, json.dumps(value, allow_nan=True), cost) for run_id, (stamp, reviews, value) in figures.items()]
+    # A run being written changes with every batch the watcher adds: its figures are computed
+    # each time rather than written beside the watcher's own writes for one look.
+    settled = {run_id for (run_id,) in conn.execute(
+        "SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?)) AND status != 'started'", (json.dumps(list(figures)),))}  # fmt: skip
+    rows = [(run_id, kind, stamp, reviews, json.dumps(value, allow_nan=True), cost)
+            for run_id, (stamp, reviews, value) in figures.items() if run_id in settled]  # fmt: skip
+    if not rows:
+        return True
     own = not conn.in_transaction
     (waited,) = conn.execute("PRAGMA busy_timeout").fetchone()
     conn.execute(f"PRAGMA busy_timeout={min(int(waited), _STORE_WAIT_MS)}")
