@@ -345,3 +345,39 @@ def test_a_run_being_written_keeps_no_figures_and_counts_each_look(run) -> None:
         db.conn.close()
     assert [g.rows for g in group_table(db_path, run_id, Grouping("metadata", "category")).groups] == [30, 10, 10, 10]
     assert _kept(db_path, run_id) == []
+
+
+def test_a_jobs_groups_and_scales_follow_its_rescored_samples(run) -> None:
+    """A job's scores change as it runs and when it is resumed or re-scores a sample: its groups
+    and scales are read each time, never kept (the recorded ones beside them are)."""
+    from evtui.score_values import Score
+    from evtui.scoring.jobs.config import ScoringJobConfig
+    from evtui.scoring.jobs.runner import run_job
+    from evtui.store.job_score_writes import write_scores
+
+    db_path, _, run_id = run
+    job_id = run_job(db_path, ScoringJobConfig(scorers=["match()"]), [run_id]).job_id
+    category = Grouping("metadata", "category")
+
+    def accuracy() -> dict[str, float]:
+        table = group_table(db_path, run_id, category, job_id=job_id)
+        return {g.label: next(r.value for r in g.results if r.metric == "accuracy") for g in table.groups}
+
+    def scale():
+        db = connect(db_path)
+        try:
+            return score_scales(db, [run_id], job_id)[(run_id, "match")]
+        finally:
+            db.conn.close()
+
+    before, scale_before = accuracy(), scale()
+    assert before["(all)"] == 0.0 and scale_before.binary  # no sample has a target to match
+    db = connect(db_path)
+    try:
+        rowids = [row[0] for row in db.execute("SELECT id FROM samples WHERE run_id = ? ORDER BY id LIMIT 3", (run_id,))]
+        write_scores(db, job_id, [(rowid, run_id, "match", Score(value=0.5)) for rowid in rowids])  # re-scored in place
+    finally:
+        db.conn.close()
+    assert accuracy()["(all)"] == pytest.approx(1.5 / 30)
+    assert not scale().binary
+    assert not any(kind.startswith("groups ") and f'"{job_id}"' in kind for kind in _kept(db_path, run_id))
