@@ -381,3 +381,22 @@ def test_a_jobs_groups_and_scales_follow_its_rescored_samples(run) -> None:
     assert accuracy()["(all)"] == pytest.approx(1.5 / 30)
     assert not scale().binary
     assert not any(kind.startswith("groups ") and f'"{job_id}"' in kind for kind in _kept(db_path, run_id))
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"unexpected": 1}', "[[1, 2]]"])
+def test_a_damaged_kept_row_is_computed_again(run, damage: str) -> None:
+    db_path, _, run_id = run
+    category = Grouping("metadata", "category")
+    db = connect(db_path)
+    try:
+        integrity, scales = run_integrity(db, run_id), score_scales(db, [run_id])
+    finally:
+        db.conn.close()
+    groups = _table(group_table(db_path, run_id, category))
+    db = connect(db_path)
+    try:
+        db.execute("UPDATE derived_figures SET figures = ?", (damage,))
+        assert run_integrity(db, run_id) == integrity and score_scales(db, [run_id]) == scales
+    finally:
+        db.conn.close()
+    assert _table(group_table(db_path, run_id, category)) == groups

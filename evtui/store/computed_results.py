@@ -184,7 +184,14 @@ def read_figures(db: Any, kind: str, wanted: dict[int, tuple[str, str]]) -> dict
         ).fetchall()
     except sqlite3.Error:
         return {}
-    return {run_id: json.loads(figures) for run_id, stamp, reviews, figures in rows if wanted.get(run_id) == (stamp, reviews)}
+    out = {}
+    for run_id, stamp, reviews, figures in rows:
+        if wanted.get(run_id) == (stamp, reviews):
+            try:
+                out[run_id] = json.loads(figures)
+            except ValueError:  # a damaged row: computed again (and written over)
+                continue
+    return out
 
 
 _STORE_WAIT_MS = 200  # a busy index is not waited on long for figures kept to save time

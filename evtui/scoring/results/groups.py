@@ -204,11 +204,14 @@ def _kept_group_table(db_path: Path, run_id: int, grouping: Any | None, max_grou
         found = kept.read_figures(db, kind, {run_id: (stamp, "")}) if stamp is not None else {}
     finally:
         db.conn.close()
-    if run_id in found:  # as computed: the sizes first, then each group, the whole run last
-        table = _table_from_json(run_id, found[run_id])
-        yield replace(table, groups=tuple(replace(group, results=(), error=None, pending=True) for group in table.groups))
-        for position in [*range(1, len(table.groups)), 0]:
-            yield position, table.groups[position]
+    try:
+        stored = _table_from_json(run_id, found[run_id]) if run_id in found else None
+    except (KeyError, TypeError, ValueError):  # a row in a shape this evtui does not write: computed again
+        stored = None
+    if stored is not None:  # as computed: the sizes first, then each group, the whole run last
+        yield replace(stored, groups=tuple(replace(group, results=(), error=None, pending=True) for group in stored.groups))
+        for position in [*range(1, len(stored.groups)), 0]:
+            yield position, stored.groups[position]
         return
     started = time.monotonic()
     table: GroupTable | None = None

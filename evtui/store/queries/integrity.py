@@ -80,7 +80,10 @@ def integrity_counts(db: Any, run_id: int) -> IntegrityCounts | None:
         return None
     found = kept.read_figures(db, "integrity", {run_id: (stamp, "")})
     if run_id in found:
-        return IntegrityCounts.from_json(found[run_id])
+        try:
+            return IntegrityCounts.from_json(found[run_id])
+        except (KeyError, TypeError, ValueError):  # a row in a shape this evtui does not write: counted again
+            pass
     started = time.monotonic()
     conn = getattr(db, "conn", db)
     snapshot = not conn.in_transaction
@@ -206,7 +209,12 @@ def score_scales(db: Any, run_ids: list[int], job_id: int = 0) -> dict[tuple[int
         return {run_id: (stamp, reviews[run_id]) for run_id, stamp in content.items()}
 
     wanted = stamps()
-    found = kept.read_figures(db, "scales", wanted)
+    found = {}
+    for run_id, rows in kept.read_figures(db, "scales", wanted).items():
+        try:
+            found[run_id] = [(scorer, ScoreScale(low, high, binary, count, ids)) for scorer, low, high, binary, count, ids in rows]
+        except (TypeError, ValueError):  # a row in a shape this evtui does not write: read again
+            pass
     missing = [run_id for run_id in wanted if run_id not in found]
     if missing:
         started = time.monotonic()
@@ -220,14 +228,14 @@ def score_scales(db: Any, run_ids: list[int], job_id: int = 0) -> dict[tuple[int
         finally:
             if snapshot:
                 conn.execute("COMMIT")
-        by_run: dict[int, list[list[Any]]] = {run_id: [] for run_id in missing}
+        by_run: dict[int, list[tuple[str, ScoreScale]]] = {run_id: [] for run_id in missing}
         for (run_id, scorer), scale in computed.items():
-            by_run[run_id].append([scorer, scale.low, scale.high, scale.binary, scale.count, scale.sample_ids])
-        kept.store_figures(db, "scales", {run_id: (*wanted[run_id], by_run[run_id]) for run_id in missing if run_id in wanted},
-                           time.monotonic() - started)  # fmt: skip
+            by_run[run_id].append((scorer, scale))
+        figures = {run_id: (*wanted[run_id], [[name, s.low, s.high, s.binary, s.count, s.sample_ids] for name, s in by_run[run_id]])
+                   for run_id in missing if run_id in wanted}  # fmt: skip
+        kept.store_figures(db, "scales", figures, time.monotonic() - started)
         found.update(by_run)
-    return {(run_id, scorer): ScoreScale(low, high, binary, count, ids)
-            for run_id in sorted(set(run_ids)) for scorer, low, high, binary, count, ids in found.get(run_id, [])}  # fmt: skip
+    return {(run_id, scorer): scale for run_id in sorted(set(run_ids)) for scorer, scale in found.get(run_id, [])}
 
 
 def _score_scales(db: Any, run_ids: list[int], job_id: int) -> dict[tuple[int, str], ScoreScale]:
