@@ -14,7 +14,9 @@ samples and scores that screens and commands read on every look — its integrit
 scale, its groups' metrics — under the run's content stamp (`content_stamps`), and for figures
 that read hand reviews also the run's review stamp (`review_stamps`): re-reading the run or a
 new verdict makes them stale, and the next look computes them again. These need no claim: a
-second process computing the same figures at the same time costs time, not correctness.
+second process computing the same figures at the same time costs time, not correctness. A change
+to what a kind holds or how it is computed renames the kind (or clears the table in a migration):
+rows are trusted for as long as the stamps match.
 """
 
 from __future__ import annotations
