@@ -161,8 +161,8 @@ def test_report_json_is_the_same_cold_and_warm_and_follows_a_review(run) -> None
 
 def test_an_unknown_score_name_loads_no_grading_code_and_is_said_the_same(run) -> None:
     """A JSONL run's own score name is looked up by every re-score check (the run's notes): the
-    table of built-in homes says no built-in has it, so the grading client (httpx) stays unloaded;
-    the unknown-name message still lists every built-in."""
+    table of built-in homes says no built-in has it, so no built-in is imported (the grading
+    client's httpx above all); the unknown-name message still lists every built-in."""
     db_path, _, run_id = run
     code = (
         "import sys\n"
@@ -171,7 +171,7 @@ def test_an_unknown_score_name_loads_no_grading_code_and_is_said_the_same(run) -
         "from evtui.scoring.specs import registry\n"
         f"notes = shown_reproduction_notes(connect({str(db_path)!r}), {run_id})\n"
         "print([note.text for note in notes])\n"
-        "print('httpx' in sys.modules)\n"
+        "print('httpx' in sys.modules, 'evtui.scoring.inspect.scorers.match' in sys.modules)\n"
         "try:\n    registry.lookup('scorer', 'model_graded_q')\nexcept registry.UnknownNameError as error:\n    print(error)\n"
         "registry.load_builtins()\n"
         "try:\n    registry.lookup('scorer', 'model_graded_q')\nexcept registry.UnknownNameError as error:\n    print(error)\n"
@@ -179,7 +179,7 @@ def test_an_unknown_score_name_loads_no_grading_code_and_is_said_the_same(run) -
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
     notes, loaded, before, after = done.stdout.splitlines()
     assert "'verdict' is jsonl's own score" in notes
-    assert loaded == "False"
+    assert loaded == "False False"  # neither the grading client nor any built-in scorer was imported
     assert before == after and "Did you mean: model_graded_qa" in before
 
 

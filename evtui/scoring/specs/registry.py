@@ -179,6 +179,13 @@ def lookup(kind: Kind, name: str) -> RegistryEntry:
     alone = _lookup_builtin_alone(kind, name)
     if alone is not None:
         return alone
+    if not _builtins_loaded and not _builtin_may_have(kind, lambda known: known == name):
+        # No built-in has the name (a JSONL run's own score name, looked up by every re-score
+        # check and by its default metrics): only a plugin can, and no built-in is imported.
+        _load_plugin_entry_points(kind)
+        if name in _registry[kind]:
+            return _registry[kind][name]
+        raise UnknownNameError(kind, name, _known_names(kind))
     _load_entry_points(kind, deferred=False)
     if name not in _registry[kind] and _deferred_may_have(kind, lambda known: known == name):
         load_builtins()  # the deferred built-ins (model-graded scorers) have it
@@ -199,15 +206,35 @@ def _deferred_may_have(kind: Kind, wanted: Callable[[str], bool]) -> bool:
     return any(module in DEFERRED_BUILTINS and wanted(name) for name, module in BUILTIN_HOMES[kind].items())
 
 
+def _builtin_may_have(kind: Kind, wanted: Callable[[str], bool]) -> bool:
+    """Whether a built-in (imported or not) has a name `wanted` accepts: the built-in homes table
+    names every one (tests/test_registry_homes.py)."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    return any(wanted(name) for name in BUILTIN_HOMES[kind])
+
+
 def _known_names(kind: Kind) -> list[str]:
     """Every name of `kind` as after a full load (for an unknown name's message): the registered
-    ones and the deferred built-ins' names when they were not imported."""
+    ones and the names of the built-ins not imported yet."""
     from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
 
     names = list(_registry[kind])
-    if not _deferred_loaded:
+    if not _builtins_loaded:
+        names += [name for name in BUILTIN_HOMES[kind] if name not in _registry[kind]]
+    elif not _deferred_loaded:
         names += [name for name, module in BUILTIN_HOMES[kind].items() if module in DEFERRED_BUILTINS and name not in _registry[kind]]
     return names
+
+
+def _load_plugin_entry_points(kind: Kind) -> None:
+    """The plugins' entry points of `kind` (not evtui's own: those are the built-ins), once."""
+    if kind in _plugin_entry_points_loaded:
+        return
+    _plugin_entry_points_loaded.add(kind)
+    for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
+        if not ep.value.startswith("evtui."):  # evtui's own entry points are the built-ins
+            _load_entry_point(kind, ep)
 
 
 def namespaced_entries(kind: Kind, bare: str) -> list[RegistryEntry]:
@@ -216,9 +243,12 @@ def namespaced_entries(kind: Kind, bare: str) -> list[RegistryEntry]:
     def wanted(name: str) -> bool:
         return ":" in name and name.rpartition(":")[2] == bare
 
-    _load_entry_points(kind, deferred=False)
-    if _deferred_may_have(kind, wanted):
-        load_builtins()
+    if not _builtins_loaded and not _builtin_may_have(kind, wanted):
+        _load_plugin_entry_points(kind)  # no built-in has such a name: only a plugin can
+    else:
+        _load_entry_points(kind, deferred=False)
+        if _deferred_may_have(kind, wanted):
+            load_builtins()
     return [entry for entry in _registry[kind].values() if wanted(entry.name)]
 
 
@@ -229,7 +259,10 @@ def lookup_if_known(kind: Kind, name: str) -> RegistryEntry | None:
     from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
 
     if name not in BUILTIN_HOMES[kind]:
-        _load_entry_points(kind, deferred=False)
+        if _builtins_loaded:
+            _load_entry_points(kind, deferred=False)
+        else:
+            _load_plugin_entry_points(kind)  # only a plugin can have it: no built-in imported
         return _registry[kind].get(name)
     try:
         return lookup(kind, name)
@@ -251,11 +284,7 @@ def _lookup_builtin_alone(kind: Kind, name: str) -> RegistryEntry | None:
         return None
     plugins = {k: {n: entry for n, entry in names.items() if not _is_builtin(entry)} for k, names in _registry.items()}
     _import_builtin(module)
-    if kind not in _plugin_entry_points_loaded:
-        _plugin_entry_points_loaded.add(kind)
-        for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
-            if not ep.value.startswith("evtui."):  # evtui's own entry points are the built-ins
-                _load_entry_point(kind, ep)
+    _load_plugin_entry_points(kind)
     for k, entries in plugins.items():  # a file plugin registered before this import keeps its name
         _registry[k].update(entries)
     return _registry[kind].get(name)
