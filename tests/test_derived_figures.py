@@ -400,3 +400,30 @@ def test_a_damaged_kept_row_is_computed_again(run, damage: str) -> None:
     finally:
         db.conn.close()
     assert _table(group_table(db_path, run_id, category)) == groups
+
+
+def test_an_unchanged_runs_recorded_score_count_is_kept_until_it_is_read_again(run, monkeypatch) -> None:
+    """Every command indexes its PATHs first: a big unchanged run's recorded scores are counted
+    once (a million index entries) and the count kept for its content, which a review does not change."""
+    from evtui.store.ingest import files as ingest_files
+
+    db_path, log, run_id = run
+    monkeypatch.setattr(ingest_files, "_KEEP_COUNT_FROM", 1)  # the test's run counts as big
+
+    def unchanged_count() -> int:
+        (found,) = ingest_paths(db_path, [log.parent]).files
+        assert found.change == "unchanged"
+        return found.scores
+
+    assert unchanged_count() == 30  # a NaN score is a recorded score too
+    assert "recorded scores" in _kept(db_path, run_id)
+    db = connect(db_path)
+    try:
+        (score_id,) = db.execute("SELECT id FROM scores WHERE run_id = ? AND value = '1' LIMIT 1", (run_id,)).fetchone()
+        add_human_edit(db, score_id, 0, reason="wrong", author="tester")  # a person's score is not a recorded one
+        db.execute("UPDATE derived_figures SET figures = '12345' WHERE kind = 'recorded scores'")  # read, not counted
+    finally:
+        db.conn.close()
+    assert unchanged_count() == 12345
+    _read_again(log, db_path)
+    assert unchanged_count() == 42
