@@ -18,7 +18,7 @@ from evtui.store.review.schema import REVIEW_MIGRATION
 if TYPE_CHECKING:
     import sqlite_utils
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -352,8 +352,27 @@ UPDATE samples SET id_sort = evtui_id_sort(sample_id) WHERE sample_id GLOB '*[0-
 UPDATE runs SET file_hash = NULL WHERE format = 'lm_eval'
 """
 
+# Version 12 (issue 27): figures derived from a run's samples and scores that the run screen,
+# `evtui report` and `evtui compare` read every time (its integrity, each scorer's scale, its
+# groups' metrics), kept beside its computed results with the content stamp they were computed
+# for (store/computed_results.py `read_figures`/`store_figures`); `reviews` stamps those that read
+# hand reviews too. A later migration that changes what these are computed from clears the table.
+_V12 = """
+CREATE TABLE IF NOT EXISTS derived_figures (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,                 -- what they are: 'integrity', 'scales', 'groups …'
+    stamp TEXT NOT NULL,                -- the run's content stamp they were computed for
+    reviews TEXT NOT NULL DEFAULT '',   -- the run's hand-review stamp, for figures that read reviews
+    figures TEXT NOT NULL,              -- JSON
+    cost REAL,                          -- seconds the computation took
+    PRIMARY KEY (run_id, kind)
+) WITHOUT ROWID;
+-- A run's incomplete samples (few) for its integrity counts, as the errored and limited ones.
+CREATE INDEX IF NOT EXISTS samples_run_incomplete ON samples(run_id, id) WHERE completed = 0
+"""
+
 _MIGRATIONS: dict[int, str] = {
-    1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: _V10, 11: _V11,
+    1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: _V10, 11: _V11, 12: _V12,
 }
 # Versions whose statements rebuild or re-index scores: the query planner's statistics are renewed.
 _REINDEXED_SCORES = {8, 9}
