@@ -67,7 +67,7 @@ def usual_row(sample: dict[str, Any], detail_ref: str) -> Row | None:
             metadata = score.get("metadata") or {}
             value = score.get("value")
             payloads.append(((name, "log", 0, dump_value(value), value_num(value), score.get("answer"),
-                              score.get("explanation"), score_reason(score, metadata), dump_json(metadata)), []))
+                              score.get("explanation"), score_reason(score, metadata), _object_json(metadata)), []))
     sample_id = sample_id_key(get("id"))
     target = get("target")
     error = get("error")
@@ -92,12 +92,20 @@ def usual_row(sample: dict[str, Any], detail_ref: str) -> Row | None:
         (error.get("message") if isinstance(error, dict) else error) or None,
         dump_json([target] if type(target) is str else target_texts(target)),
         detail_ref,
-        dump_json(get("metadata") or {}),
+        _object_json(get("metadata")),
         input_text(sample_input),
         output_completion(get("output")),
         None if choices is None else dump_json(choices),
         None if sample_input is None else dump_json(sample_input),
-        dump_json(get("messages") or []),
+        _list_json(get("messages")),
     ]
     row[11] = content_hash(row, payloads)
     return row, payloads
+
+
+def _object_json(value: dict[str, Any] | None) -> str:
+    return dump_json(value) if value else "{}"  # most scores' metadata: no call for nothing
+
+
+def _list_json(value: list[Any] | None) -> str:
+    return dump_json(value) if value else "[]"
