@@ -235,7 +235,7 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
 
 def _iter_samples(archive: _Archive, members: list[str], warnings: list[str], run: RunRecord) -> Iterator[InspectSample]:
     """Each sample member parsed (bounded as _Archive reads it), in order; then the checks of
-    the whole read. Unmapped: `_records` maps them, or ingest builds rows from them."""
+    the whole read. Unmapped: `shape.records` maps them, or ingest builds rows from them."""
     try:
         for name in members:
             yield InspectSample(archive.name, archive.json_object(name, for_record=True), name, name)

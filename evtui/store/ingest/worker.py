@@ -1,6 +1,6 @@
 """A second process that decodes a large run file while the ingest process writes it (issue 14).
 
-Reading an Inspect `.eval` (zip members, zstd, JSON, records, the rows and their digests) is
+Reading an Inspect `.eval` (zip members, zstd, JSON, type checks, the rows and their digests) is
 about two thirds of its ingest and SQLite writing the rest, so on two cores the reading moves to
 a spawned process that sends ready rows (store/ingest/inspect_rows.py's rows_of, the same function
 the single-process path calls) in chunks; the ingest process assigns rowids and writes as before,
