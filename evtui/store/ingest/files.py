@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
+from evtui.store.ingest.inspect_rows import rows_of
 from evtui.store.ingest.samples import SampleWriter
 from evtui.store.ingest.worker import DecodedRunRead, DecodeWorker, decode_elsewhere
 from evtui.store.schema import has_query_stats, open_connection, refresh_query_stats
@@ -426,7 +427,7 @@ def _write_run(
     ).fetchone()[0]
     writer = SampleWriter(conn, run_id)
     # Rows made in the decoding process, or here by the same function.
-    rows = read.samples if isinstance(read, DecodedRunRead) else map(R.sample_row, read.samples)
+    rows = read.samples if isinstance(read, DecodedRunRead) else rows_of(read)
     for row, scores in rows:
         writer.add_row(row, scores)
         if writer.pending >= _BATCH_SAMPLES or writer.pending_bytes >= _BATCH_BYTES:
