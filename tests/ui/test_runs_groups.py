@@ -153,6 +153,14 @@ async def test_space_on_a_header_marks_its_runs_and_a_opens_them_across(logs):
         await pilot.pause()
         assert screen.marked == set()
 
+        await pilot.press("c")  # nothing marked, on a header: compare the group's runs
+        await settle(app, pilot)
+        from evtui.app.screens.compare.pairs import CompareScreen
+
+        assert isinstance(app.screen, CompareScreen) and set(app.screen.run_ids) == reruns
+        await pilot.press("escape")
+        await settle(app, pilot)
+
         await pilot.press("g")  # by eval set: `a` on the set's header, nothing marked
         await pilot.pause()
         await cursor_to(app, pilot, "▼ evalset")
@@ -191,5 +199,30 @@ async def test_hostile_task_and_eval_set_names_are_drawn_inert_in_group_headers(
             await pilot.pause()
             assert_safe(app, f"{size} runs grouped by {grouping}, one folded")
         assert "▼ set" in text or "▶ set" in text
+        if size == (80, 24):  # a name wider than the Task column is cut from the middle, never mid-escape
+            assert any("…" in h for h in headers(app) if "set" in h)
         hostile_header = next(h for h in headers(app) if "set" in h)
         assert "\x1b" not in hostile_header and "\u202e" not in hostile_header
+
+
+async def test_x_on_a_grouped_list_exports_every_run_the_filter_keeps_with_its_group(logs):
+    from evtui.app.dialogs.export_view import ExportViewDialog
+
+    app = EvtuiApp(db_path=default_index_path(logs), ingest_paths=[logs])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g", "g")  # by eval set
+        await pilot.pause()
+        await cursor_to(app, pilot, "▼ evalset")
+        await pilot.press("enter")  # folded: its runs are exported all the same
+        await pilot.pause()
+        runs = list(app.screen.runs)
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportViewDialog)
+        view = app.screen.view
+        assert view.columns == ("Group", *COLUMNS) and len(view.rows) == len(runs)  # runs only, no header rows
+        groups = {row[3]: row[0] for row in view.rows}  # Run -> Group
+        assert {groups[name] for name in groups if name.endswith(".eval") and "T03-56" in name} == {"evalset"}
+        assert groups["rerun_a.eval"] == "(no eval set)" and groups["runs/2026-11-25__08-30-00"] == "(no eval set)"
+        assert all(row[1] == row[1].strip() and not row[1].startswith(("▼", "▶")) for row in view.rows)

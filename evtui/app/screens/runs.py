@@ -197,7 +197,7 @@ class RunsScreen(Screen[None]):
         name_width = table.name_cap()
         rows = [
             group_cells(entry, folded=entry.key in self.folded, marked=self.marked, now=moment,
-                        absolute_times=self.absolute_times)
+                        absolute_times=self.absolute_times, name_width=name_width)
             if isinstance(entry, RunGroup) else
             run_cells(entry, marked=entry.id in self.marked, live=self.live.get(entry.id), intervals=self.intervals,
                       scales=self._scales_of(entry.id), now=moment, absolute_times=self.absolute_times, name_width=name_width,
@@ -301,29 +301,20 @@ class RunsScreen(Screen[None]):
         if not self.group_by:
             export_table_view(self, table, "runs", title="runs")
             return
-        # Grouped: each run's row with its group's name first; header rows are not runs.
+        # Grouped: each run's row with its group's name first (folded groups' runs too); header
+        # rows are not runs. Names whole, not cut to the screen.
         from evtui.app.dialogs.export_view import ExportViewDialog
         from evtui.store.export.view import TableView
 
-        rows, group = [], ""
-        for index, entry in enumerate(self.entries):
-            if isinstance(entry, RunGroup):
-                group = safe_line(entry.name)
-                rows += [(group, *run_texts) for run_texts in self._folded_rows(entry)] if entry.key in self.folded else []
-            else:
-                rows.append((group, *(str(cell) for cell in table.full_row_at(index))))
-        view = TableView("runs", ("Group", *COLUMNS), tuple(rows))
-        self.app.push_screen(ExportViewDialog(self.app.db_path, view, getattr(self.app, "ingest_paths", []), title="runs"))  # type: ignore[attr-defined]
-
-    def _folded_rows(self, group: RunGroup) -> list[tuple[str, ...]]:
-        """The rows a folded group's runs would show (an export holds every run the filter keeps)."""
         moment = now()
-        return [
-            tuple(str(cell.forms[0] if isinstance(cell, FittingCell) else cell) for cell in run_cells(
-                run, marked=run.id in self.marked, intervals=self.intervals, scales=self._scales_of(run.id), now=moment,
-                absolute_times=self.absolute_times, name_width=10_000, indent=False))
-            for run in group.runs
-        ]  # fmt: skip
+        rows = tuple(
+            (safe_line(group.name), *(str(cell.forms[0] if isinstance(cell, FittingCell) else cell) for cell in run_cells(
+                run, marked=run.id in self.marked, live=self.live.get(run.id), intervals=self.intervals,
+                scales=self._scales_of(run.id), now=moment, absolute_times=self.absolute_times, name_width=10_000)))
+            for group in self.groups for run in group.runs
+        )  # fmt: skip
+        view = TableView("runs", ("Group", *COLUMNS), rows)
+        self.app.push_screen(ExportViewDialog(self.app.db_path, view, getattr(self.app, "ingest_paths", []), title="runs"))  # type: ignore[attr-defined]
 
     def action_toggle_intervals(self) -> None:
         """Show each headline's 95% confidence interval instead of ± stderr, or back."""
@@ -471,9 +462,11 @@ def _row_key(entry: Any) -> str:
     return f"group:{entry.key}" if isinstance(entry, RunGroup) else f"run:{entry.id}"
 
 
-def group_cells(group: RunGroup, *, folded: bool, marked: set[int], now: datetime, absolute_times: bool = False) -> tuple[Any, ...]:
-    """A group's header row: its name (▶ when folded), how many runs (and how many marked), the
-    newest run's created time."""
+def group_cells(
+    group: RunGroup, *, folded: bool, marked: set[int], now: datetime, absolute_times: bool = False, name_width: int = 40,
+) -> tuple[Any, ...]:  # fmt: skip
+    """A group's header row: its name (▶ when folded; cut from the middle to the Task column's
+    `name_width`), how many runs (and how many marked), the newest run's created time."""
     ids = {run.id for run in group.runs}
     count = len(ids)
     runs = f"{count} run{'s' if count != 1 else ''}"
@@ -481,7 +474,8 @@ def group_cells(group: RunGroup, *, folded: bool, marked: set[int], now: datetim
         runs += f" · {len(ids & marked)} marked"
     at = timestamp(group.newest)
     newest = fmt.format_absolute_time(at) if absolute_times else fmt.format_relative_time(at, now)
-    name = Content.assemble(("▶ " if folded else "▼ ", "$accent"), Content.styled(safe_line(group.name, 200), "bold"))
+    shown = fmt.middle_ellipsis(safe_line(group.name, 200), max(name_width - 2, 8))
+    name = Content.assemble(("▶ " if folded else "▼ ", "$accent"), Content.styled(shown, "bold"))
     return (name, "", Content.styled(runs, "bold"), "", "", "", newest, "", "", "", "", "", "", "")
 
 
