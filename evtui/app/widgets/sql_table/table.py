@@ -314,7 +314,7 @@ class SqlTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y == 0:
-            strip = header_strip(self._layout, self.sort, self.descending, self._style_of, width + int(scroll_x))
+            strip = header_strip(self._layout, self.sort, self.descending, self._style_of, width + int(scroll_x), int(scroll_x))
         else:
             index = scroll_y + y - 1
             strip = self._row_strip(index)
@@ -357,6 +357,7 @@ class SqlTable(ScrollView, can_focus=True):
         return cells_strip(
             self._layout, row, self.rich_style, self._style_of,
             cursor_column=self.cursor_column if cursor else None, width=self.size.width + int(self.scroll_offset.x),
+            left=int(self.scroll_offset.x),
         )  # fmt: skip
 
     # -- cursor ---------------------------------------------------------------------------------
