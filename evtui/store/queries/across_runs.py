@@ -10,7 +10,6 @@ The filter language and full-text search keep a row when they match the sample i
 
 from __future__ import annotations
 
-import heapq
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -142,14 +141,9 @@ def _keys(db: Db, runs: Sequence[AcrossRun], after: tuple[str, int] | None, limi
             f"SELECT s.id_sort, s.epoch FROM {where.source} WHERE {where.sql} "
             f"ORDER BY s.id_sort{order}, s.epoch{order} LIMIT ?", [*where.params, limit],
         ).fetchall())  # fmt: skip
-    keys: list[tuple[str, int]] = []
-    for key in heapq.merge(*streams, reverse=descending):
-        if keys and keys[-1] == key:  # the merge is ordered: a key held by several runs comes together
-            continue
-        keys.append(key)
-        if len(keys) == limit:
-            break
-    return keys
+    # Runs of one task mostly hold the same ids: the distinct keys are few, a set finds them faster
+    # than a merge walks every run's (Python orders str as SQLite's BINARY orders UTF-8).
+    return sorted(set().union(*streams), reverse=descending)[:limit]
 
 
 def walk_keys(db: Db, runs: Sequence[AcrossRun], position: int, *, descending: bool = False,
