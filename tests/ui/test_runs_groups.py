@@ -80,6 +80,10 @@ async def test_g_groups_by_task_then_eval_set_then_not_with_headers_over_their_r
         await pilot.pause()
         assert headers(app) == [] and [row["Run"] for row in rows(app)] == flat
 
+        from evtui.app.screens.help import describe_keys
+
+        assert ("g", "Group by task / eval set") in describe_keys(screen)  # not in the footer (full at 80 columns): in ? help
+
 
 async def test_enter_on_a_header_folds_its_group_and_sort_and_filter_work_within_groups(logs):
     app = EvtuiApp(db_path=default_index_path(logs), ingest_paths=[logs])
