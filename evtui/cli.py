@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "score": "Re-score indexed runs with scorers, reducers and metrics; print each run's metrics.",
     "export": "Export scores from the index as JSONL or CSV.",
     "compare": "Compare runs: paired differences with stderr, interval, p-value and MDE per scorer.",
+    "runs": "List the runs as the runs screen does: filtered, sorted, grouped by task or eval set.",
     "report": "Print each run's results and its metrics per group (the run screen and the groups view, headless).",
     "watch": "Keep the index of a run directory up to date and print changes as runs are written.",
     "grade": "Grader requests through batch files: export-batch (requests), import-batch (replies into the cache).",
@@ -66,7 +67,7 @@ def _run(name: str, module, args: argparse.Namespace) -> int:
         sys.stdout.flush()  # here, not at exit: a reader gone by then is caught below
         return code
     except BrokenPipeError:  # `evtui compare … --json | head`: the reader has all it wants
-        from evtui.commands.stdout import quiet_stdout
+        from evtui.writers.stdout import quiet_stdout
 
         quiet_stdout()
         return 0
