@@ -25,17 +25,21 @@ __all__ = ["GROUP_BYS", "NO_EVAL_SET", "RUN_SORTS", "RunFilter", "RunGroup", "fi
 _GENERIC_NAMES = frozenset({
     "results.json", "results.jsonl", "result.json", "metadata.json", "run_metadata.json", "traces.jsonl",
     "summary.json", "output.json", "outputs.jsonl", "log.json", "eval.json", "config.json",
+    "rollouts.jsonl",  # EvSys: <experiment>/<run>/logs/<split>/rollouts.jsonl
 })
+# Folders every run of a format has on its path (EvSys's `logs/`): passed over when naming.
+_GENERIC_FOLDERS = frozenset({"logs", "log", "outputs", "output", "evals"})
 
 
 def run_name(path: str, part: str = "") -> str:
     """What tells a run apart in a list: its file name, or for a file every run of its format
-    names alike (`results.json`) the job and run folders holding it (`runs/2026-11-25__09-00-00`),
+    names alike (`results.json`) the job and run folders holding it (`runs/2026-11-25__09-00-00`,
+    an EvSys run's `baseline__s0/test`: folders every run has, such as `logs`, passed over),
     with the part when the file holds several runs. Raw run text: sanitise before drawing."""
     pure = PurePath(path)
     name = pure.name
     if name.lower() in _GENERIC_NAMES:
-        folders = [p for p in pure.parent.parts[-2:] if p not in ("/", "")]
+        folders = [p for p in pure.parent.parts if p not in ("/", "") and p.lower() not in _GENERIC_FOLDERS][-2:]
         name = "/".join(folders) or name
     return f"{name} · {part}" if part else name
 
