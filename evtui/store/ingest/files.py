@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
+from evtui.store.ingest.bulk_indexes import DeferredIndexes
 from evtui.store.ingest.inspect_rows import rows_of
 from evtui.store.ingest.samples import SampleWriter
 from evtui.store.ingest.worker import DecodedRunRead, DecodeWorker, decode_elsewhere
@@ -381,15 +382,18 @@ def _write_runs(
     from evtui.readers import detect
 
     worker = DecodeWorker(path) if reader is detect.read_runs and decode_elsewhere(path) else None
+    deferred = DeferredIndexes.for_file(conn, stat[0])  # a big first file: indexes built after its rows
     try:
         reads = worker.reads() if worker is not None else None
         if reads is None:
             reads = reader(path)
             reads = [reads] if isinstance(reads, RunRead) else list(reads)
-        outcomes = [_write_run(conn, path, read, stat, progress) for read in reads]
+        outcomes = [_write_run(conn, path, read, stat, progress, deferred) for read in reads]
     finally:
         if worker is not None:
             worker.close()
+    if deferred is not None:  # (a failure rolls their drop back with the rows)
+        deferred.restore()
     _drop_vanished_parts(conn, str(path), {read.part for read in reads})
     return outcomes
 
@@ -418,6 +422,7 @@ def _write_run(
     read: RunRead,
     stat: tuple[int, int, str],
     progress: Callable[[int, str], None],
+    deferred: DeferredIndexes | None = None,
 ) -> IngestedFile:
     is_new = conn.execute("SELECT 1 FROM runs WHERE path = ? AND part = ?", (str(path), read.part)).fetchone() is None
     run_id = conn.execute(
@@ -425,7 +430,7 @@ def _write_run(
         "ON CONFLICT(path, part) DO UPDATE SET format = excluded.format RETURNING id",
         (str(path), read.part, read.run.format, read.run.status),
     ).fetchone()[0]
-    writer = SampleWriter(conn, run_id)
+    writer = SampleWriter(conn, run_id, deferred)
     # Rows made in the decoding process, or here by the same function.
     rows = read.samples if isinstance(read, DecodedRunRead) else rows_of(read)
     for row, scores in rows:

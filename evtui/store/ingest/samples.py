@@ -12,15 +12,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from evtui.store.ingest import rows as R
+from evtui.store.ingest.bulk_indexes import DeferredIndexes
 from evtui.store.schema import index_sample_metadata
 
 
 class SampleWriter:
     """Buffers sample rows and writes them in batches, touching only what changed."""
 
-    def __init__(self, conn: sqlite3.Connection, run_id: int) -> None:
+    def __init__(self, conn: sqlite3.Connection, run_id: int, deferred: DeferredIndexes | None = None) -> None:
         self.conn = conn
         self.run_id = run_id
+        self.deferred = deferred  # indexes dropped for a bulk write: made again before any update or delete
         # (sample_id, epoch) -> (rowid, content digest) of what the index holds for this run
         self.existing: dict[tuple[str, int], tuple[int, bytes | None]] = {
             (sid, epoch): (rowid, digest)
@@ -93,6 +95,8 @@ class SampleWriter:
             )
             index_sample_metadata(conn, first, last)
         if self.updates:
+            if self.deferred is not None:
+                self.deferred.restore()
             columns = R.SAMPLE_COLUMNS.split(", ")[2:]
             conn.executemany(
                 f"UPDATE samples SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", self.updates
@@ -157,6 +161,8 @@ class SampleWriter:
 
     def delete_vanished(self) -> int:
         gone = [(rowid,) for key, (rowid, _) in self.existing.items() if key not in self.seen]
+        if gone and self.deferred is not None:
+            self.deferred.restore()
         self.conn.executemany("DELETE FROM samples WHERE id = ?", gone)
         return len(gone)
 
