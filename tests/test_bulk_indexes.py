@@ -8,6 +8,8 @@ lm-eval run) take the bulk path; the comparison index takes the usual one."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from evtui.readers.base import RunRead
 from evtui.store.ingest import bulk_indexes
 from evtui.store.ingest import files as ingest
 from evtui.store.ingest.files import ingest_paths
-from evtui.store.schema import open_connection
+from evtui.store.schema import connect, open_connection
 
 from test_ingest_worker import _contents
 
@@ -44,16 +46,24 @@ def _summary(report) -> tuple:
 def bulk(monkeypatch) -> list[int]:
     """How many indexes each write that took the bulk path dropped (MIN_BYTES set by each test)."""
     taken: list[int] = []
-    for_file = bulk_indexes.DeferredIndexes.for_file.__func__
+    drop = bulk_indexes.DeferredIndexes.drop.__func__
 
-    def counted(cls, conn, size):
-        deferred = for_file(cls, conn, size)
-        if deferred is not None:
-            taken.append(len(deferred.dropped))
+    def counted(cls, conn):
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 0
+        deferred = drop(cls, conn)
+        taken.append(len(deferred.dropped))
         return deferred
 
-    monkeypatch.setattr(bulk_indexes.DeferredIndexes, "for_file", classmethod(counted))
+    monkeypatch.setattr(bulk_indexes.DeferredIndexes, "drop", classmethod(counted))
     return taken
+
+
+def _references_hold(db_path: Path) -> bool:
+    conn = sqlite3.connect(db_path)
+    try:
+        return conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    finally:
+        conn.close()
 
 
 def test_the_first_file_makes_the_same_index_row_for_row_and_index_for_index(tmp_path, monkeypatch, bulk):
@@ -66,6 +76,12 @@ def test_the_first_file_makes_the_same_index_row_for_row_and_index_for_index(tmp
     assert len(bulk) == 1 and bulk[0] >= 10
     assert _contents(tmp_path / "bulk.db") == _contents(tmp_path / "usual.db")
     assert _schema(tmp_path / "bulk.db") == _schema(tmp_path / "usual.db")
+    assert _references_hold(tmp_path / "bulk.db")
+    # The connection's checks are back on after the file: deleting a run still cascades.
+    db = connect(tmp_path / "bulk.db")
+    db.execute("DELETE FROM runs WHERE path = ?", (str(DATA / "inspect" / "qa_match.eval"),))
+    assert _references_hold(tmp_path / "bulk.db")
+    assert db.execute("SELECT count(*) FROM scores WHERE run_id NOT IN (SELECT id FROM runs)").fetchone()[0] == 0
 
 
 def test_a_failed_first_file_leaves_the_index_as_it_was(tmp_path, monkeypatch, bulk):
@@ -135,6 +151,36 @@ def test_a_sample_repeated_in_the_first_file_is_written_as_without(tmp_path, mon
     assert bulk and made == usual and usual[1] == []
     assert _contents(tmp_path / "bulk.db") == _contents(tmp_path / "usual.db")
     assert _schema(tmp_path / "bulk.db") == _schema(tmp_path / "usual.db")
+    assert _references_hold(tmp_path / "bulk.db")  # the replaced scores' edits went with them
     conn = sqlite3.connect(tmp_path / "bulk.db")
     assert conn.execute("SELECT count(*) FROM samples WHERE output_text LIKE 'AGAIN %'").fetchone()[0] == 5
     conn.close()
+
+
+def test_a_file_that_stops_being_the_first_before_the_lock_is_written_the_usual_way(tmp_path, monkeypatch, bulk):
+    """The bulk guess is made before BEGIN (foreign keys cannot be turned off inside a transaction);
+    when another writer indexed rows meanwhile, the file is written with the checks on: here a
+    re-read whose vanished samples need the cascade to take their scores along."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy2(DATA / "inspect" / "qa_match.eval", logs / "qa_match.eval")
+    db_path = tmp_path / "index.db"
+    ingest_paths(db_path, [logs])
+    st = (logs / "qa_match.eval").stat()
+    os.utime(logs / "qa_match.eval", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+    def dropping(path: Path) -> RunRead:
+        read = detect.read_run(path)
+        return RunRead(read.run, (s for s in read.samples if s.sample_id not in ("3", "4")), read.warnings)
+
+    guesses = []
+    first_big_file = bulk_indexes.first_big_file
+    monkeypatch.setattr(bulk_indexes, "MIN_BYTES", 0)
+    monkeypatch.setattr(bulk_indexes, "first_big_file",
+                        lambda conn, path, size: not guesses.append(1) if not guesses else first_big_file(conn, path, size))
+    report = ingest_paths(db_path, [logs], reader=dropping, finder=detect.find_run_files)
+    assert report.failures == [] and report.files[0].samples_deleted == 2 and guesses and not bulk
+    assert _references_hold(db_path)
+    db = connect(db_path)
+    assert db.execute("SELECT count(*) FROM scores").fetchone()[0] == 20
+    assert db.execute("SELECT count(*) FROM sample_bodies").fetchone()[0] == 10

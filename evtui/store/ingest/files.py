@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
+from evtui.store.ingest import bulk_indexes
 from evtui.store.ingest.bulk_indexes import DeferredIndexes
 from evtui.store.ingest.inspect_rows import rows_of
 from evtui.store.ingest.samples import SampleWriter
@@ -292,9 +293,7 @@ def _ingest_file(
         return
     progress(0, "reading")
     try:
-        with transaction(conn):
-            outcomes = _write_runs(conn, path, reader, (size, mtime_ns, digest), progress)
-            conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
+        outcomes = _write_file(conn, path, reader, (size, mtime_ns, digest), progress)
     except Exception as exc:  # a reader bug must not stop the other files either
         if (unwritable := _index_write_error(exc)) is not None:
             raise unwritable from None  # not this file's fault: no other file can be written either
@@ -306,6 +305,43 @@ def _ingest_file(
         return
     report.files += outcomes
     progress(outcomes[-1].samples if outcomes else 0, "done")
+
+
+class _NotFirst(Exception):
+    """Another writer indexed rows between the first-big-file guess and the write lock."""
+
+
+def _write_file(
+    conn: sqlite3.Connection,
+    path: Path,
+    reader: Reader,
+    stat: tuple[int, int, str],
+    progress: Callable[[int, str], None],
+    *,
+    bulk: bool | None = None,
+) -> list[IngestedFile]:
+    """The file's runs in one transaction. The first big file of an index is written the bulk
+    way (store/ingest/bulk_indexes.py): foreign-key checks off (a no-op inside a transaction, so
+    guessed before BEGIN and checked again under the lock) and its indexes built after its rows."""
+    key = str(path)
+    if bulk is None:
+        bulk = bulk_indexes.first_big_file(conn, key, stat[0])
+    if bulk:
+        conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with transaction(conn):
+            if bulk and not bulk_indexes.first_big_file(conn, key, stat[0]):
+                raise _NotFirst
+            deferred = DeferredIndexes.drop(conn) if bulk else None
+            outcomes = _write_runs(conn, path, reader, stat, progress, deferred)
+            conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
+    except _NotFirst:
+        conn.execute("PRAGMA foreign_keys=ON")
+        return _write_file(conn, path, reader, stat, progress, bulk=False)
+    finally:
+        if bulk:
+            conn.execute("PRAGMA foreign_keys=ON")
+    return outcomes
 
 
 def _record_failure(
@@ -376,13 +412,14 @@ def _write_runs(
     reader: Reader,
     stat: tuple[int, int, str],
     progress: Callable[[int, str], None],
+    deferred: DeferredIndexes | None,
 ) -> list[IngestedFile]:
     """Write every run the file holds, keyed by (path, part); a part it no longer holds goes.
-    A large file read by the default reader is decoded in a second process (ingest_worker)."""
+    A large file read by the default reader is decoded in a second process (ingest_worker).
+    `deferred`: the indexes dropped for a bulk write, made again after the rows."""
     from evtui.readers import detect
 
     worker = DecodeWorker(path) if reader is detect.read_runs and decode_elsewhere(path) else None
-    deferred = DeferredIndexes.for_file(conn, stat[0])  # a big first file: indexes built after its rows
     try:
         reads = worker.reads() if worker is not None else None
         if reads is None:

@@ -131,11 +131,11 @@ class SampleWriter:
                     chunk,
                 ).fetchall()
             )
-            self.conn.execute(
-                f"DELETE FROM scores WHERE source = 'log' AND sample_rowid IN ({marks}) AND NOT EXISTS "
-                f"(SELECT 1 FROM score_edits e WHERE e.score_id = scores.id AND e.origin != 'log')",
-                chunk,
-            )
+            unedited = (f"SELECT sc.id FROM scores sc WHERE sc.source = 'log' AND sc.sample_rowid IN ({marks}) AND NOT EXISTS "
+                        f"(SELECT 1 FROM score_edits e WHERE e.score_id = sc.id AND e.origin != 'log')")  # fmt: skip
+            # Their edits (the file's history) explicitly: a bulk write has no cascades (bulk_indexes.py).
+            self.conn.execute(f"DELETE FROM score_edits WHERE score_id IN ({unedited})", chunk)
+            self.conn.execute(f"DELETE FROM scores WHERE id IN ({unedited})", chunk)
         self.replaced_scores = [
             (rowid, [p for p in payloads if (rowid, p[0][0]) not in protected])
             for rowid, payloads in self.replaced_scores
