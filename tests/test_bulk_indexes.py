@@ -29,10 +29,13 @@ PATHS = [DATA / "inspect", DATA / "harbor" / "jobs", DATA / "lm_eval"]
 
 
 def _schema(db_path: Path) -> list[tuple]:
+    """Every table, index and trigger with its SQL, and each table's indexes in the order SQLite
+    lists them (the order its query planner weighs equal plans in)."""
     conn = sqlite3.connect(db_path)
     try:
-        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_stat%' "
-                            "ORDER BY name").fetchall()  # fmt: skip
+        return [*conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_stat%' "
+                              "ORDER BY name"),
+                *conn.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'index' ORDER BY tbl_name, rowid")]  # fmt: skip
     finally:
         conn.close()
 
