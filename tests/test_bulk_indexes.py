@@ -179,7 +179,7 @@ def test_a_file_that_stops_being_the_first_before_the_lock_is_written_the_usual_
     guesses = []
     first_big_file = bulk_indexes.first_big_file
     monkeypatch.setattr(bulk_indexes, "MIN_BYTES", 0)
-    monkeypatch.setattr(bulk_indexes, "first_big_file",
+    monkeypatch.setattr(ingest, "first_big_file",
                         lambda conn, path, size: not guesses.append(1) if not guesses else first_big_file(conn, path, size))
     report = ingest_paths(db_path, [logs], reader=dropping, finder=detect.find_run_files)
     assert report.failures == [] and report.files[0].samples_deleted == 2 and guesses and not bulk

@@ -28,8 +28,7 @@ from pathlib import Path
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
-from evtui.store.ingest import bulk_indexes
-from evtui.store.ingest.bulk_indexes import DeferredIndexes
+from evtui.store.ingest.bulk_indexes import DeferredIndexes, first_big_file
 from evtui.store.ingest.inspect_rows import rows_of
 from evtui.store.ingest.samples import SampleWriter
 from evtui.store.ingest.worker import DecodedRunRead, DecodeWorker, decode_elsewhere
@@ -325,12 +324,12 @@ def _write_file(
     guessed before BEGIN and checked again under the lock) and its indexes built after its rows."""
     key = str(path)
     if bulk is None:
-        bulk = bulk_indexes.first_big_file(conn, key, stat[0])
+        bulk = first_big_file(conn, key, stat[0])
     if bulk:
         conn.execute("PRAGMA foreign_keys=OFF")
     try:
         with transaction(conn):
-            if bulk and not bulk_indexes.first_big_file(conn, key, stat[0]):
+            if bulk and not first_big_file(conn, key, stat[0]):
                 raise _NotFirst
             deferred = DeferredIndexes.drop(conn) if bulk else None
             outcomes = _write_runs(conn, path, reader, stat, progress, deferred)
