@@ -361,3 +361,25 @@ def test_file_rewritten_during_a_failed_read_is_retried_next_time(tmp_path):
     retried = ingest_paths(db_path, [logs])  # same bytes as at the end of the failed attempt
     assert [f.change for f in retried.files] == ["new"] and retried.failures == []
     assert retried.files[0].path == str(path)
+
+
+def test_transcript_left_behind_at_a_new_rowid_is_replaced_not_a_failure(tmp_path):
+    """New samples' bodies are written with a plain INSERT (no per-row lookup); a body that a
+    sample deleted without its cascade left at the rowid a new sample gets must still give way."""
+    logs = copy(["qa_match.eval", "mc_epochs.eval"], tmp_path / "logs")
+    db_path = tmp_path / "index.db"
+    ingest_paths(db_path, [logs / "qa_match.eval"])
+    conn = sqlite3.connect(db_path)  # foreign keys off: the delete leaves the bodies behind
+    conn.execute("DELETE FROM samples")
+    conn.execute("DELETE FROM runs")
+    conn.commit()
+    conn.close()
+
+    report = ingest_paths(db_path, [logs / "mc_epochs.eval"])
+    assert report.failures == [] and report.files[0].samples == 18
+    db = connect(db_path)
+    stored = db.execute("SELECT s.sample_id, s.epoch, b.messages FROM samples s JOIN sample_bodies b ON b.sample_rowid = s.id").fetchall()
+    assert len(stored) == 18
+    by_key = {(s.sample_id, s.epoch): s for s in detect.read_run(logs / "mc_epochs.eval").samples}
+    assert all(json.loads(messages)[0]["content"] == by_key[(sid, epoch)].messages[0]["content"]
+               for sid, epoch, messages in stored)

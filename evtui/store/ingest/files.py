@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
+from evtui.store.ingest.bulk_indexes import DeferredIndexes, first_big_file
 from evtui.store.ingest.inspect_rows import rows_of
 from evtui.store.ingest.samples import SampleWriter
 from evtui.store.ingest.worker import DecodedRunRead, DecodeWorker, decode_elsewhere
@@ -291,9 +292,7 @@ def _ingest_file(
         return
     progress(0, "reading")
     try:
-        with transaction(conn):
-            outcomes = _write_runs(conn, path, reader, (size, mtime_ns, digest), progress)
-            conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
+        outcomes = _write_file(conn, path, reader, (size, mtime_ns, digest), progress)
     except Exception as exc:  # a reader bug must not stop the other files either
         if (unwritable := _index_write_error(exc)) is not None:
             raise unwritable from None  # not this file's fault: no other file can be written either
@@ -305,6 +304,43 @@ def _ingest_file(
         return
     report.files += outcomes
     progress(outcomes[-1].samples if outcomes else 0, "done")
+
+
+class _NotFirst(Exception):
+    """Another writer indexed rows between the first-big-file guess and the write lock."""
+
+
+def _write_file(
+    conn: sqlite3.Connection,
+    path: Path,
+    reader: Reader,
+    stat: tuple[int, int, str],
+    progress: Callable[[int, str], None],
+    *,
+    bulk: bool | None = None,
+) -> list[IngestedFile]:
+    """The file's runs in one transaction. The first big file of an index is written the bulk
+    way (store/ingest/bulk_indexes.py): foreign-key checks off (a no-op inside a transaction, so
+    guessed before BEGIN and checked again under the lock) and its indexes built after its rows."""
+    key = str(path)
+    if bulk is None:
+        bulk = first_big_file(conn, key, stat[0])
+    if bulk:
+        conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with transaction(conn):
+            if bulk and not first_big_file(conn, key, stat[0]):
+                raise _NotFirst
+            deferred = DeferredIndexes.drop(conn) if bulk else None
+            outcomes = _write_runs(conn, path, reader, stat, progress, deferred)
+            conn.execute("DELETE FROM ingest_failures WHERE path = ?", (key,))
+    except _NotFirst:
+        conn.execute("PRAGMA foreign_keys=ON")
+        return _write_file(conn, path, reader, stat, progress, bulk=False)
+    finally:
+        if bulk:
+            conn.execute("PRAGMA foreign_keys=ON")
+    return outcomes
 
 
 def _record_failure(
@@ -375,9 +411,11 @@ def _write_runs(
     reader: Reader,
     stat: tuple[int, int, str],
     progress: Callable[[int, str], None],
+    deferred: DeferredIndexes | None,
 ) -> list[IngestedFile]:
     """Write every run the file holds, keyed by (path, part); a part it no longer holds goes.
-    A large file read by the default reader is decoded in a second process (ingest_worker)."""
+    A large file read by the default reader is decoded in a second process (ingest_worker).
+    `deferred`: the indexes dropped for a bulk write, made again after the rows."""
     from evtui.readers import detect
 
     worker = DecodeWorker(path) if reader is detect.read_runs and decode_elsewhere(path) else None
@@ -386,10 +424,12 @@ def _write_runs(
         if reads is None:
             reads = reader(path)
             reads = [reads] if isinstance(reads, RunRead) else list(reads)
-        outcomes = [_write_run(conn, path, read, stat, progress) for read in reads]
+        outcomes = [_write_run(conn, path, read, stat, progress, deferred) for read in reads]
     finally:
         if worker is not None:
             worker.close()
+    if deferred is not None:  # (a failure rolls their drop back with the rows)
+        deferred.restore()
     _drop_vanished_parts(conn, str(path), {read.part for read in reads})
     return outcomes
 
@@ -418,6 +458,7 @@ def _write_run(
     read: RunRead,
     stat: tuple[int, int, str],
     progress: Callable[[int, str], None],
+    deferred: DeferredIndexes | None = None,
 ) -> IngestedFile:
     is_new = conn.execute("SELECT 1 FROM runs WHERE path = ? AND part = ?", (str(path), read.part)).fetchone() is None
     run_id = conn.execute(
@@ -425,7 +466,7 @@ def _write_run(
         "ON CONFLICT(path, part) DO UPDATE SET format = excluded.format RETURNING id",
         (str(path), read.part, read.run.format, read.run.status),
     ).fetchone()[0]
-    writer = SampleWriter(conn, run_id)
+    writer = SampleWriter(conn, run_id, deferred)
     # Rows made in the decoding process, or here by the same function.
     rows = read.samples if isinstance(read, DecodedRunRead) else rows_of(read)
     for row, scores in rows:
