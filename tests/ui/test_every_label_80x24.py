@@ -155,6 +155,27 @@ async def walk_run(walk: Walk, file_name: str, *, deep: bool) -> None:
         await walk.press(key, where=f"sample {tab} tab ({file_name})")
     if deep:
         await walk.dialog("e", f"edit score dialog ({file_name})")
+        await walk.press("v", where=f"sample events tab ({file_name})")
+        from evtui.app.widgets.sample.event_tree import EventTree
+
+        events = app.screen.query(EventTree)
+        if events:
+            events.first().open_all()
+            await settle(app, walk.pilot)
+        tree = app.screen.query_one("#event-tree")
+        nodes, leaves = list(tree.root.children), []
+        while nodes:
+            node = nodes.pop(0)
+            nodes.extend(node.children)
+            if not node.children and node.data is not None and not node.allow_expand:
+                leaves.append(node)
+        if leaves:  # an event without children opens its detail
+            sample = app.screen
+            tree.focus()
+            tree.select_node(leaves[0])
+            await walk.look(f"event detail dialog ({file_name})")
+            assert type(app.screen).__name__ == "EventDetailDialog", f"{file_name}: no event detail"
+            await walk.back(to=sample)
     await walk.back()
     assert app.screen is samples
     await walk.back()
@@ -170,6 +191,9 @@ async def test_the_demo_runs_every_screen_and_dialog(tmp_path, size):
         await walk.look("runs")
         runs = app.screen
         await walk.press("slash", where="runs filter")
+        await walk.back(to=runs)
+        await walk.press("ctrl+p", where="command palette")
+        assert type(app.screen).__name__ == "CommandPalette"
         await walk.back(to=runs)
         for key, where in (("question_mark", "help"), ("f", "failed files dialog"), ("x", "export dialog (runs)")):
             await walk.dialog(key, where)
@@ -193,6 +217,9 @@ async def test_the_demo_runs_every_screen_and_dialog(tmp_path, size):
         compare = app.screen
         await walk.press("t", where="compare forest/table")
         await walk.press("d", where="compare discordant")
+        await walk.press("enter", where="a discordant sample")
+        await walk.press("b", where="a discordant sample, both runs")
+        assert type(app.screen).__name__ == "SampleScreen"
         await walk.back(to=compare)
         await walk.press("D", where="decisions (compare)")
         await walk.back(to=compare)
@@ -203,6 +230,7 @@ async def test_the_demo_runs_every_screen_and_dialog(tmp_path, size):
         await walk.back(to=runs)
         for number, run in enumerate(sorted(path.name for path in DEMO.glob("*.eval"))):
             await walk_run(walk, run, deep=number == 0 or run == "tool_agent.eval")
+    assert any(place.startswith("event detail dialog") for place in walk.places)
     walk.assert_whole()
 
 
@@ -279,6 +307,18 @@ async def test_an_empty_folder(tmp_path):
         await walk.look("runs of an empty folder")
         await walk.press("a", where="samples across no runs")
         await walk.press("M", where="matrix of no runs")
+    walk.assert_whole()
+
+
+async def test_a_folder_with_a_broken_file(tmp_path):
+    directory = copied(tmp_path, DEMO / "qa_match.eval")
+    (directory / "broken.eval").write_bytes(b"PK\x03\x04 not really a zip archive")
+    (directory / "broken.json").write_text('{"version": 2, "status": "success", "eval": ')
+    app = app_on(directory)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        walk = Walk(app, pilot)
+        await walk.look("runs with failed files")
+        await walk.dialog("f", "failed files dialog, two files")
     walk.assert_whole()
 
 
