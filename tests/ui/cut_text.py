@@ -13,9 +13,10 @@ What is not checked, and why:
 * a widget that lies partly or wholly outside a scrolling container's window, and the text of
   a panel that scrolls its own text: scrolling shows the rest (a container that cannot scroll
   and clips its child is a cut);
-* the cells of tables, the transcript's lines, trees and charts' plotting area: run text and
-  numbers drawn through their own fitting (`fit_cell`, FittingCell: an ellipsis or a shorter
-  form), checked by their own tests; a table's column headers are checked here;
+* the cells of tables, the transcript's lines, trees and charts' plotting area and ticks: run
+  text and numbers drawn through their own fitting (`fit_cell`, FittingCell: an ellipsis or a
+  shorter form), checked by their own tests; a table's column headers, its empty state and a
+  chart's axis labels (its legend) are checked here;
 * a column of a table that runs past the table's right edge while the table scrolls sideways:
   the user scrolls to it, as in any spreadsheet (its header is drawn whole there).
 """
@@ -30,6 +31,9 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.widgets._toast import Toast
+from textual_plot import PlotWidget
+
+from evtui.safe_text import safe_line
 
 # Drawn lines and blocks (borders, rules, scrollbars, bars): not words, and drawn to the width
 # the widget has, so they are left out of both sides of the comparison.
@@ -202,6 +206,12 @@ def cut_texts(app) -> list[Cut]:
                 cuts.append(Cut(f"{_name(widget)} {attribute}", text, drawn, row))
         if widget.allow_vertical_scroll or widget.allow_horizontal_scroll:
             continue  # a panel that scrolls its own text: scrolling shows the rest
+        if isinstance(widget, PlotWidget):  # a chart's axis labels, drawn on its canvases
+            drawn = drawn_in(lines, visible)
+            for label in (widget._x_label, widget._y_label):
+                if label and not shown_whole(safe_line(label, None), drawn):
+                    cuts.append(Cut(f"{_name(widget)} axis label", label, drawn, region))
+            continue
         text = own_text(widget)
         if not text or not squeeze(text):
             continue
