@@ -17,8 +17,8 @@ What is not checked, and why:
   text and numbers drawn through their own fitting (`fit_cell`, FittingCell: an ellipsis or a
   shorter form), checked by their own tests; a table's column headers, its empty state and a
   chart's axis labels (its legend) are checked here;
-* a column of a table that runs past the table's right edge while the table scrolls sideways:
-  the user scrolls to it, as in any spreadsheet (its header is drawn whole there).
+* a column of a table wholly past the table's edge while the table scrolls sideways: the user
+  scrolls to it, as in any spreadsheet (a column the edge cuts through must end in `…`).
 """
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ def _name(widget: Widget) -> str:
 
 
 def _table_headers(table: Widget, lines, visible: Region) -> list[Cut]:
-    """Each column header of a DataTable or SqlTable that lies wholly in the table's window,
-    drawn whole or shortened with an ellipsis; a SqlTable's empty state or error."""
+    """Each column header of a DataTable or SqlTable in the table's window (one its edge cuts
+    through too), drawn whole or shortened with an ellipsis; a SqlTable's empty state or error."""
     from evtui.app.widgets.sql_table.table import SqlTable
 
     columns: list[tuple[str, int, int]] = []  # label, virtual x, width
@@ -146,7 +146,7 @@ def _table_headers(table: Widget, lines, visible: Region) -> list[Cut]:
             columns.append((str(column.label), left, right - left))
     else:
         return []
-    window = table.content_region
+    window = table.scrollable_content_region  # less a vertical scrollbar
     row = Region(window.x, window.y, window.width, 1).intersection(visible)
     cuts = []
     if isinstance(table, SqlTable) and (table.error or (table.row_count == 0 and not table.counting)):
@@ -159,10 +159,14 @@ def _table_headers(table: Widget, lines, visible: Region) -> list[Cut]:
     scroll_x = int(table.scroll_offset.x)
     for label, left, width in columns:
         x = window.x + left - scroll_x
-        cell = Region(x, window.y, width, 1)
-        if cell.x < window.x or cell.right > window.right:
-            continue  # past the window's edge: scrolling sideways shows it
-        drawn = drawn_in(lines, cell.intersection(row))
+        whole = Region(x, window.y, width, 1)
+        cell = whole.intersection(row)
+        if not cell.width:
+            continue  # wholly past the window's edge: scrolling sideways shows it
+        drawn = drawn_in(lines, cell)  # a column the edge cuts through must say so (`Cre…`)
+        edge_cut = cell.width < whole.width
+        if edge_cut and squeeze(drawn) == "…":
+            continue  # a cell or two of it in the window: the ellipsis alone says there is more
         if not shown_whole(label, drawn):
             cuts.append(Cut(f"{_name(table)} header", label, drawn, cell))
     return cuts

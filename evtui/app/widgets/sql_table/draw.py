@@ -44,6 +44,24 @@ class ColumnLayout:
         return None
 
 
+def mark_cut_columns(strip: Strip, spans: Sequence[tuple[int, int]], scroll_x: int, width: int) -> Strip:
+    """`strip`, one line of a table's window (`width` cells from virtual x `scroll_x`), with an
+    ellipsis in the last visible cell of a column the window's right edge cuts through, and in
+    the first of one its left edge cuts: at 80 columns a header reads `Cre…`, not `Crea`."""
+    marks = []
+    for left, right in spans:
+        if left < scroll_x + width < right:
+            marks.append(width - 1)
+        if left < scroll_x < right:
+            marks.append(0)
+    for x in marks:
+        if 0 <= x < strip.cell_length:
+            before, cell, after = strip.divide([x, x + 1, strip.cell_length])
+            style = next((segment.style for segment in cell if segment.text), None)
+            strip = Strip.join([before, Strip([Segment("…", style)], 1), after])
+    return strip
+
+
 def header_strip(layout: ColumnLayout, sort: str | None, descending: bool, style_of: StyleOf, width: int) -> Strip:
     """The header line, the sorted column marked with its direction, padded to `width` cells."""
     header, sorted_style = style_of("header"), style_of("header-sorted")
