@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import settle
-from cut_text import cut_texts, drawn_in, screen_lines, shown_whole
+from cut_text import cut_texts, drawn_in, screen_lines, shown_whole, squeeze
 
 from textual.widgets._toast import Toast
 
@@ -318,7 +318,15 @@ async def test_a_folder_with_a_broken_file(tmp_path):
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         walk = Walk(app, pilot)
         await walk.look("runs with failed files")
-        await walk.dialog("f", "failed files dialog, two files")
+        await walk.press("f", where="failed files dialog, two files")
+        # What went wrong is the point of the dialog: each error is drawn whole (it was cut after
+        # a few words at 80 columns), wrapped under its column.
+        box = app.screen.query_one("#failures-box")
+        drawn = drawn_in(screen_lines(app), box.region)
+        errors = [str(app.screen.query_one("#failures-table").get_cell_at((row, 1))) for row in range(2)]
+        for error in errors:
+            assert shown_whole(error, drawn) and "…" not in squeeze(error), f"error cut: {error!r} in {drawn}"
+        await walk.back()
     walk.assert_whole()
 
 
