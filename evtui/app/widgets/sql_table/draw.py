@@ -30,6 +30,7 @@ class ColumnLayout:
             self.lefts.append(left)
             left += column.width + 1
         self.total_width = left
+        self.spans = [(left, left + column.width) for left, column in zip(self.lefts, self.columns, strict=True)]
 
     def span(self, index: int) -> tuple[int, int]:
         """Virtual x of the column's first cell and just past its last."""

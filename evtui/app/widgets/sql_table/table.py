@@ -321,10 +321,8 @@ class SqlTable(ScrollView, can_focus=True):
         window = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
         if y and (self.row_count is None or scroll_y + y - 1 >= self.row_count):
             return window  # below the last row (or the empty table's message): no columns to cut
-        layout = self._layout
-        spans = [layout.span(index) for index in range(len(layout.columns))]
         # The window the user sees: a vertical scrollbar covers the last cells of the line.
-        return mark_cut_columns(window, spans, int(scroll_x), self.scrollable_content_region.width)
+        return mark_cut_columns(window, self._layout.spans, int(scroll_x), self.scrollable_content_region.width)
 
     def _style_of(self, name: str) -> Style:
         return self.get_component_rich_style(f"sqltable--{name}")
