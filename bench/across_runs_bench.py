@@ -6,10 +6,19 @@
   * count — the distinct rows (the table's count thread, not waited for on open)
   * filter page — the first page of `match == "I"` (a row matching in any run)
 
+And the screen (`--screen`: the app headless at 160×45, AcrossRunsScreen over the same runs), as a
+user sees it, each until the rows under the viewport are drawn:
+
+  * screen open       — the screen pushed → its first rows drawn                 target ≤ 0.5 s
+  * screen page       — page-down onto a page not fetched yet: the request, the
+                        fetch thread's query, its message to the UI, the drawing  target ≤ 50 ms
+  * screen page, read — page-down with the next page prefetched (as while a user reads it)
+  * draw              — drawing the viewport's rows alone (the rows cached, no strips)
+
 The index (1,000,000 samples, a `match` score each, ids `q1`…`q5000`) is written with direct SQL
 into bench/out/ on first use. Times are wall and CPU medians of 5 runs in this process.
 
-    /work/venv/bin/python bench/across_runs_bench.py [--runs 200] [--samples 5000]
+    /work/venv/bin/python bench/across_runs_bench.py [--runs 200] [--samples 5000] [--screen]
 """
 
 from __future__ import annotations
@@ -89,11 +98,84 @@ def measure(fn, repeat: int = 5) -> tuple[float, float, object]:
     return statistics.median(walls), statistics.median(cpus), result
 
 
+async def _until(predicate, timeout: float = 30.0) -> None:
+    import asyncio
+
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the screen did not get there in time")
+        await asyncio.sleep(0.0005)
+
+
+def _draw(table) -> None:
+    """Draw the viewport's lines, as the next frame would (so a time includes the drawing)."""
+    for y in range(table.size.height):
+        table.render_line(y)
+
+
+async def screen_timings(path: Path, run_ids: list[int], repeat: int = 30) -> dict[str, list[tuple[float, float]]]:
+    """The cross-run screen in the real app (headless, 160×45): open, page-down onto a page not
+    fetched yet, page-down onto a prefetched page, and the drawing alone; (wall, CPU of the whole
+    process: the UI thread and the table's fetch thread) each."""
+    from evtui.app.app import EvtuiApp
+    from evtui.app.screens.across.table import AcrossRunsScreen
+    from evtui.app.widgets.sql_table.table import SqlTable
+
+    timings: dict[str, list[tuple[float, float]]] = {"screen open": [], "screen page": [], "screen page, read": [], "draw": []}
+
+    def clock() -> tuple[float, float]:
+        return time.perf_counter(), time.process_time()
+
+    def since(start: tuple[float, float]) -> tuple[float, float]:
+        return time.perf_counter() - start[0], time.process_time() - start[1]
+
+    app = EvtuiApp(db_path=path)
+    app.animation_level = "none"
+    async with app.run_test(size=(160, 45)):
+        started = clock()
+        app.push_screen(AcrossRunsScreen(run_ids, title="bench"))
+        await _until(lambda: isinstance(app.screen, AcrossRunsScreen) and bool(app.screen.query(SqlTable)))
+        table = app.screen.query_one(SqlTable)
+        await _until(lambda: table.visible_rows_ready)
+        _draw(table)
+        timings["screen open"].append(since(started))
+        await _until(lambda: not table.loading_rows and not table.counting)
+        for _ in range(repeat):
+            # the next page not fetched yet (paging faster than the prefetch): drop the pages after
+            # the one holding the screen's last row, and the drawn rows; timed when the page-down
+            # needs one of them (else its rows were in the pages on screen already)
+            bottom = int(table.scroll_offset.y) + table.size.height - 2
+            for page in range(bottom // table.page_size + 1, bottom // table.page_size + 4):
+                table._cache._pages.pop(page, None)
+            table._strips.clear()
+            started = clock()
+            table.action_page_down()
+            fetched = not table.visible_rows_ready
+            await _until(lambda: table.visible_rows_ready)
+            _draw(table)
+            if fetched:
+                timings["screen page"].append(since(started))
+            await _until(lambda: not table.loading_rows)  # the prefetches land, as while a user reads
+            started = clock()
+            table.action_page_down()
+            await _until(lambda: table.visible_rows_ready)
+            _draw(table)
+            timings["screen page, read"].append(since(started))
+            await _until(lambda: not table.loading_rows)
+            table._strips.clear()
+            started = clock()
+            _draw(table)
+            timings["draw"].append(since(started))
+    return timings
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--samples", type=int, default=5000)
     parser.add_argument("--quick", action="store_true", help="20 runs × 5,000 samples")
+    parser.add_argument("--screen", action="store_true", help="also the screen in the app, headless (open, page, draw)")
     args = parser.parse_args()
     if args.quick:
         args.runs = 20
@@ -131,6 +213,18 @@ def main() -> int:
             f"  target ≤ {target} s: wall {wall / target:.2f}× ({'ok' if wall <= target else 'MISSED'}), "
             f"CPU {cpu / target:.2f}× ({'ok' if cpu <= target else 'MISSED'})")  # fmt: skip
         print(f"{name:<16} wall median {wall:.4f} s  CPU median {cpu:.4f} s{verdict}")
+    if args.screen:
+        import asyncio
+
+        db.conn.close()
+        for name, pairs in asyncio.run(screen_timings(path, run_ids)).items():
+            walls, cpus = sorted(w for w, _ in pairs), sorted(c for _, c in pairs)
+            wall, cpu, p90 = statistics.median(walls), statistics.median(cpus), walls[int(0.9 * (len(walls) - 1))]
+            target = {"screen open": 0.5, "screen page": 0.05}.get(name)
+            verdict = "" if target is None else (
+                f"  target ≤ {target} s: wall {wall / target:.2f}× ({'ok' if wall <= target else 'MISSED'}), "
+                f"CPU {cpu / target:.2f}× ({'ok' if cpu <= target else 'MISSED'})")  # fmt: skip
+            print(f"{name:<18} wall median {wall:.4f} s  p90 {p90:.4f} s  CPU median {cpu:.4f} s  (n={len(pairs)}){verdict}")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0
 

@@ -15,8 +15,9 @@ Rows (each in its own child process: os.wait4 gives CPU = user + sys and peak RS
 
 * `evtui report RUN --json`: cold (nothing computed yet) and warm (the index holds the computed
   results, as after any screen or command asked once); target ≤ 1 s CPU, ≤ 400 MB at 1M.
-* `evtui report RUN --group-by metadata.category --json`; floor: one pass of orjson + numpy over
-  the JSONL file (per category mean); the issue's target: ≤ 0.5× that floor.
+* `evtui report RUN --group-by metadata.category --json`, cold and warm (the index keeps the
+  groups, the integrity and the scales under the run's content stamp); floor: one pass of
+  orjson + numpy over the JSONL file (per category mean); the issue's target: ≤ 0.5× that floor.
 * `evtui score RUN --scorer match --json` (100k only unless --score-all): samples/s; target
   ≥ 100k/s, ≤ 400 MB.
 * runs screen headline: app/store_calls.fetch_runs (what the runs screen's worker calls) in a
@@ -225,8 +226,9 @@ def measure(samples: int, repo: Path, tag: str, log: Path, floor: dict, score: b
     rows.append(("report --json, cold", command(["report", str(log), "--db", str(work), "--json"], repo)))
     rows.append(("report --json, warm", command(["report", str(log), "--db", str(work), "--json"], repo)))
     work = fresh_copy(index)
-    rows.append(("report --group-by category --json, cold",
-                 command(["report", str(log), "--db", str(work), "--group-by", "metadata.category", "--json"], repo)))  # fmt: skip
+    grouped = ["report", str(log), "--db", str(work), "--group-by", "metadata.category", "--json"]
+    rows.append(("report --group-by category --json, cold", command(grouped, repo)))
+    rows.append(("report --group-by category --json, warm", command(grouped, repo)))
     work = fresh_copy(index)
     headline = child(HEADLINE_CODE.format(db=str(work)), repo)
     rows.append(("runs screen headline (fetch_runs), cold", headline))

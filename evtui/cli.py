@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "score": "Re-score indexed runs with scorers, reducers and metrics; print each run's metrics.",
     "export": "Export scores from the index as JSONL or CSV.",
     "compare": "Compare runs: paired differences with stderr, interval, p-value and MDE per scorer.",
+    "runs": "List the runs as the runs screen does: filtered, sorted, grouped by task or eval set.",
     "report": "Print each run's results and its metrics per group (the run screen and the groups view, headless).",
     "watch": "Keep the index of a run directory up to date and print changes as runs are written.",
     "grade": "Grader requests through batch files: export-batch (requests), import-batch (replies into the cache).",
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(name: str, module, args: argparse.Namespace) -> int:
     """Run a command; a fault of the index itself (damaged, disk full, read-only) in any of them is
-    one line naming the index and what to do, not a traceback (store.schema.index_fault_message)."""
+    one line naming the index and what to do, not a traceback (store.index_faults.index_fault_message)."""
     import sqlite3
 
     try:
@@ -66,13 +67,13 @@ def _run(name: str, module, args: argparse.Namespace) -> int:
         sys.stdout.flush()  # here, not at exit: a reader gone by then is caught below
         return code
     except BrokenPipeError:  # `evtui compare … --json | head`: the reader has all it wants
-        from evtui.commands.stdout import quiet_stdout
+        from evtui.writers.stdout import quiet_stdout
 
         quiet_stdout()
         return 0
     except (sqlite3.DatabaseError, OSError) as error:
         from evtui.safe_text import safe_line
-        from evtui.store.schema import index_fault_message
+        from evtui.store.index_faults import index_fault_message
 
         message = index_fault_message(error)
         if message is None:

@@ -106,6 +106,8 @@ MOVED: dict[str, str] = {
     "evtui.scoring.engine.reproduction": "evtui.scoring.results.reproduction",
     "evtui.scoring.engine.run_notes": "evtui.scoring.results.run_notes",
     "evtui.scoring.engine.results": "evtui.scoring.results.types",
+    # issue 30: commands/ made room for `evtui runs`
+    "evtui.commands.stdout": "evtui.writers.stdout",
 }
 
 

@@ -10,7 +10,9 @@ comes from the messages stored in the index, and `transcript_note` says why.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,12 @@ __all__ = [
     "SampleView",
     "load_sample_view",
     "content_text",
+    "EventNode",
+    "TimelineRow",
+    "Timeline",
+    "build_timeline",
+    "event_copy_text",
+    "message_copy_text",
 ]
 
 _RESULT_PREVIEW = 300  # characters of a tool result shown on the events list
@@ -113,6 +121,7 @@ class SampleView:
     run_part: str = ""  # which run of the file (a Harbor job's evals key), '' for a file's one run
     tree: list[EventNode] = field(default_factory=list)  # the events as a tree (Inspect: spans, subtasks)
     record: dict[str, Any] | None = None  # the sample as the run file records it (the JSON view)
+    timeline: Timeline | None = None  # the tree's spans and events in time order (build_timeline)
 
 
 _ORIGIN = {"log": "recorded", "job": "job", "human": "human"}
@@ -156,12 +165,13 @@ def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrd
         messages = _messages(sample.messages, [])
         events = []
         tree = message_tree(messages, sample.scores)
+        _stamp_atif_steps(tree, detail)
     error = detail.get("error") if detail is not None else None
     traceback = error.get("traceback") if isinstance(error, dict) else None
     return SampleView(
         sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores, scorers),
         epochs, messages, events, note is None, note, traceback or None, previous_rowid, next_rowid, ordering,
-        file_record, run.row.part, tree, detail,
+        file_record, run.row.part, tree, detail, build_timeline(tree, detail),
     )  # fmt: skip
 
 
@@ -352,7 +362,8 @@ class EventNode:
     """One step of the transcript tree: a span (solvers, a solver, scorers, a scorer, a subtask, a
     tool's own events) holding its events, or one event (model call, tool call, sandbox, score,
     error, …). `seconds` is how long it took where the run says; `raw` the event as recorded (a
-    model call's request and response)."""
+    model call's request and response); `started` when it began (the run's ISO timestamp), for
+    the timeline."""
 
     kind: str
     title: str
@@ -361,6 +372,7 @@ class EventNode:
     seconds: float | None = None
     raw: dict[str, Any] | None = None
     children: list[EventNode] = field(default_factory=list)
+    started: str | None = None
 
     def text(self) -> str:
         """What search looks in: title, detail and error."""
@@ -392,7 +404,7 @@ def event_tree(raw: list[dict[str, Any]]) -> list[EventNode]:
             span_type = str(event.get("type") or "")
             name = str(event.get("name") or span_type or "span")
             title = _SPAN_TITLES.get(name, f"{span_type} · {name}" if span_type and span_type != name else name)
-            node = EventNode("span:" + (span_type or name), title)
+            node = EventNode("span:" + (span_type or name), title, started=_timestamp(event))
             place(node, event.get("parent_id"))
             spans[str(event.get("id"))] = (node, event.get("timestamp"))
         elif kind == "span_end":
@@ -401,17 +413,16 @@ def event_tree(raw: list[dict[str, Any]]) -> list[EventNode]:
                 opened[0].seconds = _seconds_between(opened[1], event.get("timestamp"))
         elif kind == "step":
             if event.get("action") == "begin":
-                node = EventNode("span:" + str(event.get("type") or "step"), f"{event.get('type') or 'step'} · {event.get('name', '?')}")
-                node.raw = {"timestamp": event.get("timestamp")}
+                node = EventNode("span:" + str(event.get("type") or "step"), f"{event.get('type') or 'step'} · {event.get('name', '?')}",
+                                 started=_timestamp(event))
                 place(node, event.get("span_id"))
                 stack.append(node)
             elif stack:
                 node = stack.pop()
-                node.seconds = _seconds_between((node.raw or {}).get("timestamp"), event.get("timestamp"))
-                node.raw = None
+                node.seconds = _seconds_between(node.started, event.get("timestamp"))
         elif kind == "subtask":
             node = EventNode("subtask", f"subtask · {event.get('name', '?')}", _json_text(event.get("input") or {})[:300],
-                             seconds=_number(event.get("working_time")))
+                             seconds=_number(event.get("working_time")), started=_timestamp(event))
             node.children = event_tree(event.get("events") or [])
             place(node, event.get("span_id"))
         elif kind in _QUIET:
@@ -419,6 +430,7 @@ def event_tree(raw: list[dict[str, Any]]) -> list[EventNode]:
         else:
             node = _leaf(event)
             if node is not None:
+                node.started = _timestamp(event)
                 place(node, event.get("span_id"))
     return _pruned(roots)
 
@@ -478,19 +490,20 @@ def _leaf(event: dict[str, Any]) -> EventNode | None:
     return None
 
 
+def _timestamp(event: dict[str, Any]) -> str | None:
+    value = event.get("timestamp")
+    return value if isinstance(value, str) else None
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _seconds_between(start: Any, end: Any) -> float | None:
-    from datetime import datetime
-
-    if not isinstance(start, str) or not isinstance(end, str):
+    begun, ended = _instant(start), _instant(end)
+    if begun is None or ended is None:
         return None
-    try:
-        return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
-    except ValueError:
-        return None
+    return max(0.0, (ended - begun).total_seconds())
 
 
 def search_tree(nodes: list[EventNode], text: str) -> list[tuple[int, ...]]:
@@ -554,3 +567,208 @@ def message_tree(messages: list[MessageView], scores: list[ScoreDetail] | None =
     if scored:
         out.append(EventNode("span:scorers", "scorers", children=scored))
     return out
+
+
+# ----------------------------------------------------------------------------- the timeline
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One span or event on the timeline: `start` is seconds after the sample's first timed step
+    and `seconds` how long it took (None: the run did not record it); `path` finds it in the
+    events tree (child indexes from the roots; None for a row the tree has not, a Harbor phase)."""
+
+    kind: str
+    label: str
+    depth: int
+    start: float | None
+    seconds: float | None
+    path: tuple[int, ...] | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"start": self.start, "duration": self.seconds, "kind": self.kind, "label": self.label,
+                "depth": self.depth, "path": list(self.path) if self.path is not None else None}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The transcript's spans and events in time order, and the time they cover (`total`, from
+    the first start to the last end; None when no step has a time)."""
+
+    rows: list[TimelineRow]
+    total: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"total_seconds": self.total, "rows": [row.as_json() for row in self.rows]}
+
+
+# Harbor's trial phases, as its result.json names them (readers/harbor/trials.py _PHASES).
+_HARBOR_PHASES = {"environment_setup": "environment setup", "agent_setup": "agent setup",
+                  "agent_execution": "agent execution", "verifier": "verifier"}  # fmt: skip
+# A verifiers rollout's `timing` (results.jsonl): phases, then the model's and the environment's spans.
+_VERIFIERS_PHASES = ("setup", "generation", "scoring")
+_VERIFIERS_SPANS = {"model": ("model", "model call"), "env": ("tool", "environment step")}
+
+_Found = tuple[str, str, int, "datetime | None", "float | None", "tuple[int, ...] | None"]
+
+
+def build_timeline(roots: list[EventNode], record: dict[str, Any] | None = None) -> Timeline:
+    """Every node of the events tree, and the phases the sample's record times (a Harbor trial's
+    setup, agent and verifier; a verifiers rollout's setup, generation, scoring and its model and
+    environment spans), ordered by when they started. A step without a time stays after the step
+    before it in the tree and is listed with no time: Harbor's ATIF steps and verifiers' turns
+    carry none on the tree (what they time is in the phases)."""
+    found: list[_Found] = _recorded_phases(record)
+    todo: list[tuple[tuple[int, ...], EventNode]] = [((i,), node) for i, node in enumerate(roots)][::-1]
+    while todo:  # tree order (depth first), as the tree shows them
+        path, node = todo.pop()
+        found.append((node.kind, node.title, len(path) - 1, _instant(node.started), node.seconds, path))
+        todo.extend(((*path, i), child) for i, child in reversed(list(enumerate(node.children))))
+    starts = [begun for _, _, _, begun, _, _ in found if begun is not None]
+    if not starts:
+        rows = [TimelineRow(kind, label, depth, None, seconds, path) for kind, label, depth, _, seconds, path in found]
+        return Timeline(rows, None)
+    origin = min(starts)
+    keyed = []
+    last, in_tree = math.inf, False  # an untimed step before any timed one of its part: at the end
+    for order, (kind, label, depth, begun, seconds, path) in enumerate(found):
+        if path is not None and not in_tree:  # the tree's part begins: its own last time
+            last, in_tree = math.inf, True
+        start = (begun - origin).total_seconds() if begun is not None else None
+        last = start if start is not None else last
+        keyed.append(((last, order), TimelineRow(kind, label, depth, start, seconds, path)))
+    keyed.sort(key=lambda item: item[0])
+    rows = [row for _, row in keyed]
+    total = max(row.start + (row.seconds or 0.0) for row in rows if row.start is not None)
+    return Timeline(rows, total)
+
+
+def _stamp_atif_steps(tree: list[EventNode], record: dict[str, Any] | None) -> None:
+    """A Harbor trial's turns get their ATIF steps' timestamps (a tool call its turn's), when the
+    trajectory's steps and the transcript's turns pair one to one (a subagent's turns, which the
+    reader splices in, make them differ: then they stay without a time)."""
+    trajectory = record.get("trajectory") if isinstance(record, dict) else None
+    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
+    if not isinstance(steps, list) or not tree or tree[0].kind != "span:transcript":
+        return
+    turns = [node for node in tree[0].children if node.kind != "tool"]
+    if len(turns) != len(steps) or trajectory.get("subagent_trajectories"):
+        return
+    stamps = iter(step.get("timestamp") if isinstance(step, dict) and isinstance(step.get("timestamp"), str) else None
+                  for step in steps)  # fmt: skip
+    current: str | None = None
+    for node in tree[0].children:
+        if node.kind != "tool":
+            current = next(stamps)
+        node.started = current
+    tree[0].started = tree[0].children[0].started if tree[0].children else None
+
+
+def _recorded_phases(record: dict[str, Any] | None) -> list[_Found]:
+    if not isinstance(record, dict):
+        return []
+    found: list[_Found] = []
+    result = record.get("result")
+    if isinstance(result, dict):  # a Harbor trial: ISO times per phase
+        for name, label in _HARBOR_PHASES.items():
+            phase = result.get(name)
+            if isinstance(phase, dict):
+                seconds = _seconds_between(phase.get("started_at"), phase.get("finished_at"))
+                found.append(("phase", label, 0, _instant(phase.get("started_at")), seconds, None))
+    timing = record.get("timing")
+    if isinstance(timing, dict):  # a verifiers rollout: epoch seconds
+        for name in _VERIFIERS_PHASES:
+            begun, seconds = _epoch_span(timing.get(name))
+            if begun is not None or seconds is not None:
+                found.append(("phase", name, 0, begun, seconds, None))
+        for name, (kind, label) in _VERIFIERS_SPANS.items():
+            spans = timing.get(name).get("spans") if isinstance(timing.get(name), dict) else None
+            for number, span in enumerate(spans if isinstance(spans, list) else [], 1):
+                begun, seconds = _epoch_span(span)
+                found.append((kind, f"{label} {number}", 1, begun, seconds, None))
+    for name in _VERIFIERS_PHASES[1:]:  # older verifiers: generation_ms, scoring_ms (no start)
+        milliseconds = _number(record.get(f"{name}_ms"))
+        if milliseconds is not None and not isinstance(timing, dict):
+            found.append(("phase", name, 0, None, milliseconds / 1000, None))
+    return found
+
+
+def _epoch_span(span: Any) -> tuple[datetime | None, float | None]:
+    """(start, seconds) of a verifiers `{start, end, duration}` (Unix seconds)."""
+    if not isinstance(span, dict):
+        return None, None
+    start, end, duration = _number(span.get("start")), _number(span.get("end")), _number(span.get("duration"))
+    try:
+        begun = datetime.fromtimestamp(start, timezone.utc) if start is not None else None
+    except (OverflowError, OSError, ValueError):
+        begun = None
+    if duration is None and start is not None and end is not None:
+        duration = max(0.0, end - start)
+    return begun, duration
+
+
+def _instant(text: Any) -> datetime | None:
+    """An ISO timestamp as an aware datetime (one without a zone is UTC: Harbor's job times)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+# ----------------------------------------------------------------------------- what `y` copies
+
+
+def event_copy_text(node: EventNode) -> str:
+    """What copying an event gives, whole (the tree shows the start of it): a model call's reply
+    with its tool calls, a tool call with its result and error, a score's value and explanation;
+    a span, the outline of its events. Unsanitised: the copier makes it safe."""
+    raw = node.raw or {}
+    if node.kind == "model" and isinstance(raw.get("output"), dict):  # Inspect's model event
+        choices = raw["output"].get("choices") or [{}]
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        if isinstance(message, dict):
+            return message_copy_text(_messages([message], [])[0], heading=node.title)
+    if node.kind == "model" and "content" in raw:  # a reply read from a conversation (message_tree)
+        calls = "".join(f"\n→ call {c.get('function')} {c.get('arguments')}" for c in raw.get("tool_calls") or [])
+        return f"{node.title}\n\n{raw.get('content') or ''}{calls}".rstrip()
+    if node.kind == "tool" and raw:
+        arguments = raw.get("arguments")
+        arguments = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False, default=str)
+        result = content_text(raw.get("result"))
+        error = _error_text(raw.get("error")) or node.error
+        parts = [f"tool call · {raw.get('function', '?')}({arguments})", f"result:\n{result}" if result else "(no result)"]
+        return "\n\n".join(parts + ([f"error: {error}"] if error else []))
+    if node.kind == "score":
+        score = raw.get("score") if isinstance(raw.get("score"), dict) else None
+        if score is not None:
+            explanation = score.get("explanation")
+            value = f"value: {_json_text(score.get('value'))}"
+            return f"{node.title}\n{value}" + (f"\n\n{explanation}" if explanation else "")
+        return f"{node.title}\n{node.detail}".rstrip()
+    if node.children:
+        lines = [node.title]
+        todo = [(1, child) for child in reversed(node.children)]
+        while todo:
+            depth, child = todo.pop()
+            lines.append("  " * depth + child.title)
+            todo.extend((depth + 1, grandchild) for grandchild in reversed(child.children))
+        return "\n".join(lines)
+    if "content" in raw:
+        return f"{node.title}\n\n{content_text(raw.get('content'))}".rstrip()
+    return "\n\n".join(part for part in (node.title, node.detail, f"error: {node.error}" if node.error else "") if part)
+
+
+def message_copy_text(message: MessageView, heading: str | None = None) -> str:
+    """A chat message whole: who speaks, the text, its tool calls, a tool result's error."""
+    who = heading or (f"{message.role} · {message.function or '?'}" if message.role == "tool"
+                      else f"{message.role} · {message.model}" if message.model else message.role)  # fmt: skip
+    parts = [who, message.text] if message.text else [who]
+    calls = "\n".join(f"→ call {call.function} {call.arguments}" for call in message.tool_calls)
+    if calls:
+        parts.append(calls)
+    if message.error:
+        parts.append(f"error: {message.error}")
+    return "\n\n".join(parts)

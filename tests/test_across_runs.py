@@ -97,6 +97,22 @@ def test_the_filter_and_search_keep_a_row_matching_in_any_run_and_show_every_run
         list(across_rows(db, runs, filter="match ==="))
 
 
+@pytest.mark.parametrize("per_statement", [1, 2])
+def test_runs_read_in_several_statements_give_the_same_pages(table, monkeypatch, per_statement):
+    """Keys and rows are read a statement per RUNS_PER_STATEMENT runs (SQLite's compound SELECT
+    holds at most 500 terms): any split gives the rows one statement gives."""
+    from evtui.store.queries import across_runs as module
+
+    db, runs = table
+    views = [dict(), dict(descending=True), dict(filter='match == "I"'), dict(search="number")]
+    whole = [[(row.key, row.rowids, row.answers, row.scores, row.input, row.target) for row in across_rows(db, runs, page=3, **view)]
+             for view in views]  # fmt: skip
+    monkeypatch.setattr(module, "RUNS_PER_STATEMENT", per_statement)
+    split = [[(row.key, row.rowids, row.answers, row.scores, row.input, row.target) for row in across_rows(db, runs, page=3, **view)]
+             for view in views]  # fmt: skip
+    assert split == whole and all(whole)
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evtui", "samples", *args], capture_output=True, text=True, timeout=300)
 

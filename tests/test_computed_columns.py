@@ -240,7 +240,7 @@ def test_an_older_index_gains_the_table_and_keeps_computing(tmp_path: Path) -> N
     computed._cache.clear()
     db = connect(db_path)  # migrates to 9, 10 (stored computed results), then 11
     try:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 12
         (run_id,) = runs_without_metrics(db)
         assert computed.computed_results(db, run_id) == compute_run(db, run_id).results != []
         assert db.execute("SELECT count(*) FROM computed_results WHERE stamp IS NOT NULL").fetchone()[0] == 1

@@ -1,6 +1,6 @@
 """A fault of the index itself — a damaged file, a full disk — is one line in every command,
 naming the index and what to do, never a traceback (the one catch is in evtui/cli.py, the message
-in store/schema.index_fault_message). Each command runs as a child process, as the user runs it."""
+in store/index_faults.index_fault_message). Each command runs as a child process, as the user runs it."""
 
 from __future__ import annotations
 

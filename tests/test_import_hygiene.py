@@ -38,7 +38,7 @@ def test_core_imports_without_textual():
 # scoring and watch are siblings (neither imports the other); sample_view builds the sample
 # screen's view from the index for the app.
 LAYERS = [
-    {"evtui", "records", "score_values", "sample_state", "gc_pause", "safe_text", "moved"},
+    {"evtui", "records", "score_values", "sample_state", "gc_pause", "safe_text", "moved", "number_text"},
     {"readers"},
     {"store"},
     {"grading"},

@@ -205,7 +205,7 @@ def test_an_index_made_before_the_review_tables_opens_with_its_edits(tmp_path):
                 "VALUES (?, 1, '\"C\"', 'erin', 'fine', '2026-01-01T00:00:00Z', 'evtui')", (human,))
     old.close()
     db = connect(db_path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     history = sample_verdicts(db, run_id, SCORER, "2", 1)
     assert [(v.reviewer, v.kind, v.value, v.note) for v in history] == [("erin", "edit", "C", "fine")]
     record_verdict(db, run_id, SCORER, "2", 1, "I", reviewer="alice")

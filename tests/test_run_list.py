@@ -23,6 +23,7 @@ def runs(tmp_path):
     shutil.copytree(DATA / "inspect_reruns", logs / "reruns")
     shutil.copytree(DATA / "terminal_bench", logs / "terminal_bench")
     shutil.copytree(DATA / "verifiers", logs / "verifiers")
+    shutil.copytree(DATA / "evsys", logs / "evsys")
     shutil.copy2(DATA / "inspect" / "cancelled.eval", logs / "cancelled.eval")
     db_path = tmp_path / "index.db"
     ingest_paths(db_path, [logs])
@@ -58,6 +59,15 @@ def test_folder_format_runs_are_named_by_their_job_and_run_folders_not_results_j
     assert all(not name.startswith("results") for name in names)
     assert run_name("/logs/a/qa_match.eval") == "qa_match.eval"  # a file named for its run keeps its name
     assert run_name("/j/job-1/result.json", "oracle__adhoc") == "j/job-1 · oracle__adhoc"
+
+
+def test_evsys_runs_are_named_by_their_run_folder_and_split(runs):
+    """Every EvSys run is a `rollouts.jsonl` under `logs/<split>/`: named by the run and the split."""
+    names = sorted(run_name(run.path, run.part) for run in runs if run.format == "evsys")
+    assert names, "the fixture folder holds EvSys runs"
+    assert len(set(names)) == len(names)
+    assert "baseline__s0/test" in names and "cot__s1/val" in names
+    assert not any("rollouts" in name or "logs" in name for name in names)
 
 
 def test_filter_by_task_model_status_and_words(runs):

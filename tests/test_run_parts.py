@@ -164,7 +164,7 @@ def test_an_index_of_version_6_opens_and_reads_the_job_as_a_run_per_key(tmp_path
     assert old.execute("SELECT count(*) FROM runs WHERE format = 'harbor'").fetchone()[0] == 1
     old.close()
     db = connect(db_path)  # migrated: the Inspect run keeps its id, the job run is there with part ''
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     assert [r.part for r in list_runs(db) if r.format == "harbor"] == [""]
     db.conn.close()
     report = ingest_paths(db_path, [logs])

@@ -59,7 +59,7 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"scores_effective", "samples_run_errored", "samples_run_limited", "scores_by_value"} <= names
     assert conn.execute("SELECT sample_id FROM samples WHERE error != ''").fetchall() == [("a",)]
@@ -117,7 +117,7 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     conn.close()
 
     conn = open_connection(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     assert conn.execute("SELECT count(*) FROM samples").fetchone()[0] == 4
     assert "samples_run_epoch" in {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN SELECT max(epoch) FROM samples WHERE run_id = 1"))
@@ -163,7 +163,7 @@ def test_an_index_of_version_7_keeps_every_score_and_edit_and_seeks_a_job_in_the
 
     db = schema.connect(path)
     conn = db.conn
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     assert conn.execute("SELECT * FROM scores ORDER BY id").fetchall() == before
     assert conn.execute("SELECT s.value FROM score_edits e JOIN scores s ON s.id = e.score_id").fetchall() == [('"C"',)]
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -246,7 +246,7 @@ def test_an_index_of_version_8_seeks_a_text_score_by_its_one_number_even_where_a
 
     db = schema.connect(path)
     conn = db.conn
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     assert conn.execute("SELECT value, value_num FROM scores ORDER BY sample_rowid").fetchall() == [
         ('"Z"', 0.0), ('"C"', 1.0), ("2.5", 2.5),
     ]

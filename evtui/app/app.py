@@ -17,6 +17,7 @@ from textual.timer import Timer
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
+from evtui.app.clipboard import OFF_MESSAGE, clipboard_allowed
 from evtui.app.commands import EvtuiCommands
 from evtui.app.messages import FailuresLoaded, IndexChanged, IngestFinished, IngestProgress
 from evtui.safe_text import safe_block, safe_line
@@ -255,6 +256,17 @@ class EvtuiApp(App[None]):
         """Every notification, from any screen, through the one sanitiser and never as markup:
         messages quote run names, paths and errors."""
         super().notify(safe_block(str(message)), title=safe_line(title), severity=severity, timeout=timeout, markup=False)
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """Every copy, evtui's keys and Textual's own (a mouse selection's ctrl+c, an input's copy),
+        through the one gate: OSC 52 only with EVTUI_CLIPBOARD=osc52, and the text made safe first.
+        When off, the text stays inside the app (Textual's paste still has it) and the terminal's
+        clipboard is not written."""
+        if not clipboard_allowed():
+            self._clipboard = text
+            self.notify(OFF_MESSAGE, title="Clipboard", severity="warning")
+            return
+        super().copy_to_clipboard(safe_block(text, None))
 
     def format_title(self, title: str, sub_title: str) -> Content:
         """Every screen's header through the one sanitiser: subtitles are task and model names."""

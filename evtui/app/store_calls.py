@@ -19,17 +19,13 @@ if TYPE_CHECKING:
 def fetch_runs(db_path: Path, *, cached_only: bool = False) -> list[queries.RunRow]:
     """Every run for the runs screen; a run that records scores but no metrics gets computed ones
     (`cached_only`: the last computed, at once, none where nothing was computed yet)."""
-    from dataclasses import replace
-
-    from evtui.scoring.results.computed import computed_for_runs, computed_headline
+    from evtui.scoring.results.computed import listed_runs
 
     db = connect(db_path)
     try:
-        runs = queries.list_runs(db)
-        computed = computed_for_runs(db, cached_only=cached_only)
+        return listed_runs(db, cached_only=cached_only)
     finally:
         db.conn.close()
-    return [replace(run, headline=computed_headline(computed[run.id])) if computed.get(run.id) else run for run in runs]
 
 
 def fetch_live_runs(db_path: Path, run_ids: list[int]) -> dict[int, Any]:

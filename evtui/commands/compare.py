@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evtui.commands.run_paths import as_location, index_path_for, index_runs, latest_attempts, missing_paths_message
+from evtui.number_text import fixed, p_value
 from evtui.safe_text import safe_line
 
 
@@ -176,20 +177,6 @@ def report_json(report: Any, detect: float | None = None, decisions: Any = None)
     }
 
 
-def _number(value: float | None, digits: int = 3, sign: bool = False) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
-
-
-def format_p(p: float | None) -> str:
-    if p is None or math.isnan(p):
-        return "–"
-    if p < 1e-4:
-        return "< 0.0001"
-    return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
-
-
 def _run_label(run: Any, run_id: int) -> str:
     if run is None:
         return f"#{run_id} (gone)"
@@ -212,18 +199,18 @@ def print_report(report: Any, detect: float | None = None) -> None:
         for tag, run_id, side in (("A", pair.a, pair.side_a), ("B", pair.b, pair.side_b)):
             interval = side.interval if side else None
             shown = "no scored samples" if interval is None else (
-                f"{_number(interval.value)} [{_number(interval.low)}, {_number(interval.high)}] "
+                f"{fixed(interval.value)} [{fixed(interval.low)}, {fixed(interval.high)}] "
                 f"({interval.method}, n={interval.n:,}{'<30' if interval.small_n else ''})")  # fmt: skip
             print(f"  {tag}      {_run_label(runs.get(run_id), run_id)}  {shown}")
         if result is None:
             print(f"  B − A  {plain(pair.message)}")
         else:
-            adjusted = (f"; {ADJUSTMENT_NAMES[report.adjustment]} {format_p(pair.p_adjusted)}"
+            adjusted = (f"; {ADJUSTMENT_NAMES[report.adjustment]} {p_value(pair.p_adjusted)}"
                         if not math.isnan(pair.p_adjusted) else "")  # fmt: skip
             clustered = f", clustered: {result.clusters} clusters" if result.clusters else ""
-            print(f"  B − A  {_number(result.difference, sign=True)} [{_number(result.ci[0], sign=True)}, "
-                  f"{_number(result.ci[1], sign=True)}]  stderr {_number(result.stderr)}{clustered}  "
-                  f"p {format_p(result.p_value)} ({TEST_NAMES[result.test]}{adjusted})  r {_number(result.correlation, 2)}")  # fmt: skip
+            print(f"  B − A  {fixed(result.difference, sign=True)} [{fixed(result.ci[0], sign=True)}, "
+                  f"{fixed(result.ci[1], sign=True)}]  stderr {fixed(result.stderr)}{clustered}  "
+                  f"p {p_value(result.p_value)} ({TEST_NAMES[result.test]}{adjusted})  r {fixed(result.correlation, 2)}")  # fmt: skip
             for flag in pair.not_comparable:  # next to the difference: it may not mean what it seems
                 print(f"         ⚠ {plain(flag)}")
             if result.test == "mcnemar_exact":
@@ -233,7 +220,7 @@ def print_report(report: Any, detect: float | None = None) -> None:
         unscored = f"unscored A {pair.side_a.unscored:,}, B {pair.side_b.unscored:,}" if pair.side_a and pair.side_b else ""
         print(f"  samples {pair.n_paired:,} in both, {pair.only_a:,} only in A, {pair.only_b:,} only in B; {unscored}")
         if result is not None:
-            line = f"  MDE (80% power, α = 0.05): {_number(result.mde)}"
+            line = f"  MDE (80% power, α = 0.05): {fixed(result.mde)}"
             if detect is not None:
                 needed = samples_needed(result.design_sd, detect)
                 line += f"; samples needed to detect {detect:g}: {needed:,}" if needed else f"; cannot say for {detect:g}"
@@ -297,13 +284,13 @@ def print_drift(drift: Any) -> None:
     print(f"\n{plain(drift.scorer)} · {plain(second)} against {plain(first)} (n {drift.n:,} samples scored by both)")
     for label, provenance in ((first, drift.provenance[0]), (second, drift.provenance[1])):
         known = ", ".join(f"{key} {plain(value)}" for key, value in provenance.items() if value not in (None, "", {}) and key != "source")
-        print(f"  {plain(label):<12} {_number(drift.mean_first if label == first else drift.mean_second)}  {known}")
+        print(f"  {plain(label):<12} {fixed(drift.mean_first if label == first else drift.mean_second)}  {known}")
     result = drift.result
     if result is None:
         print(f"  {plain(drift.note or 'no paired difference')}")
         return
-    print(f"  second − first {_number(result.difference, sign=True)} [{_number(result.ci[0], sign=True)}, "
-          f"{_number(result.ci[1], sign=True)}]  p {format_p(result.p_value)} ({TEST_NAMES[result.test]})")
+    print(f"  second − first {fixed(result.difference, sign=True)} [{fixed(result.ci[0], sign=True)}, "
+          f"{fixed(result.ci[1], sign=True)}]  p {p_value(result.p_value)} ({TEST_NAMES[result.test]})")
     down, up = ("C → I", "I → C") if drift.binary else ("lower", "higher")
     print(f"  flips: {down} {len(drift.down):,}, {up} {len(drift.up):,}")
     for name, flips in ((down, drift.down), (up, drift.up)):

@@ -1,6 +1,11 @@
 """`evtui samples RUN... [--filter EXPR] [--search WORDS] [--json|--csv]`: the samples of several
 runs side by side, one row per sample id × epoch, each run's answer and scores as columns: the
-rows and columns of the cross-run samples screen, from the same query (store/queries/across_runs)."""
+rows and columns of the cross-run samples screen, from the same query (store/queries/across_runs).
+
+`evtui samples RUN --sample ID [--epoch N] [--json]`: one sample of one run as the sample view
+shows it (input, target, answer, every effective score) with its timeline: the transcript's
+spans and events in time order, each with its start (seconds after the first), duration, kind
+and label, the rows the sample view's timeline (`l`) draws (sample_view.build_timeline)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--filter", metavar="EXPR", help='keep a row when the filter matches its sample in any run (e.g. match == "I")')
     parser.add_argument("--search", metavar="WORDS", help="keep a row when its input or output holds every word, in any run")
     parser.add_argument("--descending", action="store_true", help="ids in reverse natural order")
+    parser.add_argument("--sample", metavar="ID", help="one sample of one RUN in full, with its timeline (start, duration, kind, label)")
+    parser.add_argument("--epoch", type=int, metavar="N", help="with --sample: which epoch (default: the first)")
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print the runs, the columns and the rows as JSON")
     shape.add_argument("--csv", action="store_true", help="print the rows as CSV (header: the columns)")
@@ -56,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             if not found:
                 return _fail(f"{path}: no readable run there", 1)
             run_ids += [run_id for run_id in found if run_id not in run_ids]
+        if args.sample is not None or args.epoch is not None:
+            return _one_sample(args, db, db_path, run_ids)
         runs = across_runs(db, run_ids)
         columns = across_columns(runs)
         header = table_header(columns)
@@ -86,6 +95,57 @@ def run(args: argparse.Namespace) -> int:
         for row in rows:
             print("\t".join(safe_line(_text(value), 80) for value in row))
         print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}")
+    return 0
+
+
+def _one_sample(args: argparse.Namespace, db: Any, db_path: Path, run_ids: list[int]) -> int:
+    """--sample: the sample's heading and timeline, from the sample view's own loader."""
+    from evtui.sample_view import load_sample_view
+    from evtui.store.queries import sample_epochs
+
+    if args.sample is None:
+        return _fail("--epoch needs --sample ID")
+    if args.csv or args.filter is not None or args.search is not None:
+        return _fail("--sample shows one sample: --csv, --filter and --search list several")
+    if len(run_ids) != 1:
+        return _fail(f"--sample needs one run; the paths hold {len(run_ids)}")
+    epochs = sample_epochs(db, run_ids[0], args.sample)
+    chosen = [row for row in epochs if args.epoch is None or row.epoch == args.epoch][:1]
+    if not chosen:
+        where = f"epoch {args.epoch} of sample" if epochs else "sample"
+        return _fail(f"{where} {safe_line(args.sample, 80)!r} is not in {safe_line(args.runs[0])}", 1)
+    view = load_sample_view(db_path, chosen[0].rowid)
+    timeline = view.timeline.as_json() if view.timeline is not None else {"total_seconds": None, "rows": []}
+    effective = [score.score for score in view.scores if score.effective]
+    answer = next((score.answer for score in effective if score.answer is not None), None)
+    sample = view.sample
+    if args.json:
+        print(json.dumps({
+            "run": {"run_id": sample.run_id, "path": view.run_path, "part": view.run_part or None, "format": view.run_format,
+                    "task": view.task, "model": view.model},
+            "sample": {"id": sample.sample_id, "epoch": sample.epoch, "input": sample.input_text, "target": sample.target,
+                       "answer": answer, "error": sample.error,
+                       "scores": {score.scorer: _json_value(score.value) for score in effective}},
+            "transcript_note": view.transcript_note,
+            "timeline_total_seconds": timeline["total_seconds"],
+            "timeline": timeline["rows"],
+        }, indent=2, allow_nan=False, default=str))  # fmt: skip
+        return 0
+    print(f"sample {safe_line(sample.sample_id)} epoch {sample.epoch} of {safe_line(view.run_path)}")
+    print(f"input   {safe_line(' '.join(sample.input_text.split()), 200)}")
+    print(f"target  {safe_line(' | '.join(sample.target) or '–', 200)}")
+    print(f"answer  {safe_line(' '.join((answer or '–').split()), 200)}")
+    for score in effective:
+        print(f"score   {safe_line(score.scorer)} = {safe_line(_text(score.value), 80)}")
+    if view.transcript_note:
+        print(f"note    {safe_line(view.transcript_note)}")
+    total = timeline["total_seconds"]
+    print(f"timeline: {len(timeline['rows'])} steps" + (f" over {total:.3f} s" if total is not None else ", no start times recorded"))
+    print("start_s\tduration_s\tkind\tlabel")
+    for row in timeline["rows"]:
+        start = "" if row["start"] is None else f"{row['start']:.3f}"
+        duration = f"{row['duration']:.3f}" if row["duration"] is not None else "–" if row["start"] is not None else "no time"
+        print(f"{start}\t{duration}\t{safe_line(row['kind'])}\t{'  ' * row['depth']}{safe_line(row['label'], 160)}")
     return 0
 
 

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             for line in emit(change, base):
                 print(line if args.json else safe_line(line, None), flush=True)  # JSON escapes its own controls
         except BrokenPipeError:  # the reader stopped reading (`| head`, a script that saw its run finish)
-            from evtui.commands.stdout import quiet_stdout
+            from evtui.writers.stdout import quiet_stdout
 
             quiet_stdout()
             stop.set()

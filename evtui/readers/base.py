@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from evtui.records import RunRecord, SampleRecord
 
@@ -27,9 +28,15 @@ class RunRead:
     `warnings` collects per-line/per-member problems that were skipped (e.g. a bad JSONL line).
     `part` names which run of the file this is when one file holds several (a Harbor job's
     evals key, an lm-eval task read from the results file); '' for a file's one (or main) run.
+
+    `raw_samples`, when a reader offers it, is the same stream before mapping: the parsed sample
+    objects with their place in the file (the Inspect readers' `InspectSample`), for a consumer
+    that maps them itself (ingest builds rows from them). Both draw on one stream: a consumer
+    takes one or the other, and code that replaces `samples` sets `raw_samples` to None.
     """
 
     run: RunRecord
     samples: Iterator[SampleRecord]
     warnings: list[str] = field(default_factory=list)
     part: str = ""
+    raw_samples: Iterator[Any] | None = None

@@ -26,10 +26,12 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.limits import file_kind, open_regular
-from evtui.records import SampleRecord
+
+_Item = TypeVar("_Item")
 
 HEAD_BYTES = 8192
 _MODULES = {
@@ -382,6 +384,8 @@ def read_runs(path: Path) -> list[RunRead]:
             eval_set.annotate(read.run, manifest, str(path.parent / eval_set.MANIFEST))
     for read in reads:
         read.samples = _contained_samples(path, fmt, read.samples)
+        if read.raw_samples is not None:
+            read.raw_samples = _contained_samples(path, fmt, read.raw_samples)
     return reads
 
 
@@ -405,8 +409,9 @@ def _contained(path: Path, fmt: str, exc: Exception, after: int | None = None) -
     return ReaderError(str(path), f"cannot read as {fmt}: {' '.join(problem.split())[:300]}", where=where)
 
 
-def _contained_samples(path: Path, fmt: str, samples: Iterator[SampleRecord]) -> Iterator[SampleRecord]:
-    """The reader's sample stream, with any fault while streaming turned into a ReaderError."""
+def _contained_samples(path: Path, fmt: str, samples: Iterator[_Item]) -> Iterator[_Item]:
+    """The reader's sample stream (or raw sample stream), with any fault while streaming turned
+    into a ReaderError."""
     count = 0
     try:
         for sample in samples:

@@ -318,6 +318,7 @@ class RemoteStore:
                     if samples:
                         read = eval_log.read_handle(name, handle, f.size)
                         read.samples = iter(list(read.samples))
+                        read.raw_samples = None  # drawn on by the list above
                         return read
                     return eval_log.read_handle_summaries(name, handle, f.size)
                 finally:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evtui.number_text import p_value, signed
+
 __all__ = ["Decisions", "StoppingSignal", "decisions_for", "decisions_json", "decision_lines", "across_task_lines"]
 
 
@@ -97,16 +99,6 @@ def decisions_json(decisions: Decisions) -> dict[str, Any]:
     }
 
 
-def _signed(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None or value != value else f"{value:+.{digits}f}"
-
-
-def _p(p: float | None) -> str:
-    if p is None or p != p:
-        return "–"
-    return "< 0.0001" if p < 1e-4 else (f"{p:.4f}" if p < 0.01 else f"{p:.3f}")
-
-
 def variance_lines(decisions: Decisions) -> list[str]:
     lines = []
     for (scorer, a, b), c in decisions.pair_variance.items():
@@ -116,7 +108,7 @@ def variance_lines(decisions: Decisions) -> list[str]:
                      f"item variance {c.var_item:.4f}, epoch variance {c.var_within:.4f}")
         for interval in (c.benchmark, c.generalized):
             if interval is not None:
-                lines.append(f"  {interval.label}: [{_signed(interval.low)}, {_signed(interval.high)}] ({interval.method}, df {interval.df})")
+                lines.append(f"  {interval.label}: [{signed(interval.low)}, {signed(interval.high)}] ({interval.method}, df {interval.df})")
     return lines
 
 
@@ -124,12 +116,12 @@ def across_task_lines(pair: Any) -> list[str]:
     result = pair.result
     lines = [f"across tasks · {pair.scorer} · {pair.model_b} (B) vs {pair.model_a} (A)"]
     for task, p_holm, p_bh in zip(result.tasks, result.p_holm, result.p_bh):
-        lines.append(f"  {task.task:<20} {_signed(task.difference)} ± {task.stderr:.3f}  p {_p(task.p_value)}  "
-                     f"Holm {_p(p_holm)}  BH {_p(p_bh)}")
+        lines.append(f"  {task.task:<20} {signed(task.difference)} ± {task.stderr:.3f}  p {p_value(task.p_value)}  "
+                     f"Holm {p_value(p_holm)}  BH {p_value(p_bh)}")
     for pooled in (result.equal, result.inverse_variance):
         if pooled is not None:
-            lines.append(f"  overall, {pooled.weights}: {_signed(pooled.difference)} "
-                         f"[{_signed(pooled.low)}, {_signed(pooled.high)}] p {_p(pooled.p_value)}")
+            lines.append(f"  overall, {pooled.weights}: {signed(pooled.difference)} "
+                         f"[{signed(pooled.low)}, {signed(pooled.high)}] p {p_value(pooled.p_value)}")
     if result.i_squared == result.i_squared:
         lines.append(f"  heterogeneity: Cochran's Q {result.q:.2f}, I² {result.i_squared:.0%}"
                      + (" (better on some tasks, worse on others)" if result.i_squared >= 0.5 else ""))
@@ -140,7 +132,7 @@ def across_task_lines(pair: Any) -> list[str]:
 
 def stopping_line(signal: StoppingSignal) -> str:
     s = signal.state
-    mean = _signed(s.mean) if signal.against.startswith("run") else f"{s.mean:.3f}"
+    mean = signed(s.mean) if signal.against.startswith("run") else f"{s.mean:.3f}"
     return (f"stopping · {signal.scorer} · run #{signal.run} against {signal.against}: {s.verdict} after "
             f"{s.n:,} of {s.planned:,} ({mean} [{s.low:.3f}, {s.high:.3f}], anytime-valid at α = {s.alpha:g})")
 

@@ -3,6 +3,7 @@ reproduce the recorded metrics (scoring/results/recorded_checks.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -28,13 +29,28 @@ def held_sample_ids(db: Any, run_id: int, *, up_to: int, distinct: bool = True) 
     return conn.execute(f"SELECT count(*) FROM ({inner} FROM samples WHERE run_id = ? LIMIT ?)", (run_id, up_to)).fetchone()[0]
 
 
+# What changes whenever a run is re-read (ingest writes every one of these; the watcher's buffered
+# samples change sample_count): the run's content stamp, for anything derived from its samples.
+_STAMP_COLUMNS = "r.indexed_at, r.sample_count, r.file_size, r.file_mtime_ns, r.file_hash"
+
+
+def content_stamps(db: Any, run_ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """Each run's content stamp (as runs_without_metrics gives it), for any run: figures derived
+    from its samples and recorded scores are kept under it (store/computed_results.py)."""
+    if not run_ids:
+        return {}
+    conn = getattr(db, "conn", db)
+    sql = f"SELECT r.id, {_STAMP_COLUMNS} FROM runs r WHERE r.id IN (SELECT value FROM json_each(?))"
+    return {row[0]: tuple(row[1:]) for row in conn.execute(sql, (json.dumps(list(run_ids)),))}
+
+
 def runs_without_metrics(db: Any, run_ids: list[int] | None = None) -> dict[int, tuple[Any, ...]]:
     """Runs with recorded per-sample scores but no recorded metrics, each with a stamp that
     changes whenever the run is re-read (indexed_at, sample count, and the file's size, mtime
     and hash as indexed: two reads within one second of indexed_at differ there)."""
     conn = getattr(db, "conn", db)
     sql = (
-        "SELECT r.id, r.indexed_at, r.sample_count, r.file_size, r.file_mtime_ns, r.file_hash FROM runs r WHERE NOT EXISTS "
+        f"SELECT r.id, {_STAMP_COLUMNS} FROM runs r WHERE NOT EXISTS "
         "(SELECT 1 FROM run_results rr WHERE rr.run_id = r.id AND rr.job_id = 0) "
         "AND EXISTS (SELECT 1 FROM scores sc WHERE sc.run_id = r.id AND sc.source = 'log')"
     )

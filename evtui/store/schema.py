@@ -7,18 +7,18 @@ version 1, so those features add queries, not migrations.
 from __future__ import annotations
 
 import json
-import errno
 import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evtui.store.index_faults import note_opened
 from evtui.store.review.schema import REVIEW_MIGRATION
 
 if TYPE_CHECKING:
     import sqlite_utils
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -352,8 +352,27 @@ UPDATE samples SET id_sort = evtui_id_sort(sample_id) WHERE sample_id GLOB '*[0-
 UPDATE runs SET file_hash = NULL WHERE format = 'lm_eval'
 """
 
+# Version 12 (issue 27): figures derived from a run's samples and scores that the run screen,
+# `evtui report` and `evtui compare` read every time (its integrity, each scorer's scale, its
+# groups' metrics), kept beside its computed results with the content stamp they were computed
+# for (store/computed_results.py `read_figures`/`store_figures`); `reviews` stamps those that read
+# hand reviews too. A later migration that changes what these are computed from clears the table.
+_V12 = """
+CREATE TABLE IF NOT EXISTS derived_figures (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,                 -- what they are: 'integrity', 'scales', 'groups …'
+    stamp TEXT NOT NULL,                -- the run's content stamp they were computed for
+    reviews TEXT NOT NULL DEFAULT '',   -- the run's hand-review stamp, for figures that read reviews
+    figures TEXT NOT NULL,              -- JSON
+    cost REAL,                          -- seconds the computation took
+    PRIMARY KEY (run_id, kind)
+) WITHOUT ROWID;
+-- A run's incomplete samples (few) for its integrity counts, as the errored and limited ones.
+CREATE INDEX IF NOT EXISTS samples_run_incomplete ON samples(run_id, id) WHERE completed = 0
+"""
+
 _MIGRATIONS: dict[int, str] = {
-    1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: _V10, 11: _V11,
+    1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: REVIEW_MIGRATION, 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: _V10, 11: _V11, 12: _V12,
 }
 # Versions whose statements rebuild or re-index scores: the query planner's statistics are renewed.
 _REINDEXED_SCORES = {8, 9}
@@ -377,7 +396,7 @@ def open_connection(path: str | Path) -> sqlite3.Connection:
     One connection per thread: SQLite objects must not cross threads.
     """
     path = Path(path)
-    _note_opened(path)
+    note_opened(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     _use_wal(conn)
@@ -386,41 +405,6 @@ def open_connection(path: str | Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=30000")
     _migrate(conn)
     return conn
-
-
-_OPENED: list[str] = []  # the indexes this process opened, newest last (index_fault_message names one)
-
-
-def _note_opened(path: Path) -> None:
-    text = str(path)
-    if not _OPENED or _OPENED[-1] != text:
-        if text in _OPENED:
-            _OPENED.remove(text)
-        _OPENED.append(text)
-        del _OPENED[:-8]
-
-
-_DAMAGED = ("not a database", "malformed", "corrupt", "file is encrypted")
-_UNWRITABLE = ("full", "disk i/o", "readonly", "read-only", "unable to open")
-_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
-
-
-def index_fault_message(error: BaseException) -> str | None:
-    """One line for a fault of the index itself (damaged, or its disk full or read-only), naming
-    the index and what to do; None for any other error (a bug, to be shown as one).
-
-    Made for the command line's one catch-all (cli.py): every command opens the index through
-    open_connection, which notes the path, so the message can name it wherever the fault struck."""
-    where = f"the index {_OPENED[-1]}" if _OPENED else "the index"
-    text = str(error).lower()
-    if isinstance(error, sqlite3.DatabaseError) and any(word in text for word in _DAMAGED):
-        return (f"{where} is damaged ({error}): move it aside and run the command again to rebuild it from the run "
-                "files (it also holds scoring jobs and review verdicts: `sqlite3 FILE .recover` may save them)")
-    unwritable = isinstance(error, sqlite3.OperationalError) and any(word in text for word in _UNWRITABLE)
-    if unwritable or (isinstance(error, OSError) and error.errno in _DISK_ERRNOS):
-        return (f"cannot write {where} ({error}): is its disk full or read-only? Free some space (or give another "
-                "index with --db FILE) and run the command again; what was written before is kept")
-    return None
 
 
 def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:

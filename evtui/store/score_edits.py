@@ -195,8 +195,10 @@ def reviews_by_base(db: Db, run_id: int) -> dict[int, dict[str, int]]:
     stand over: {0 (recorded) or job id: {scorer: samples reviewed}}. Empty when nobody has."""
     conn = conn_of(db)
     out: dict[int, dict[str, int]] = {}
+    # The human scores' partial index: the scores' key would walk every score of the run to find
+    # none (0.05 s at 1M samples, on every look at a run nobody reviewed).
     for job_id, scorer, count in conn.execute(
-        "SELECT b.job_id, h.scorer, count(*) FROM scores h "
+        "SELECT b.job_id, h.scorer, count(*) FROM scores h INDEXED BY scores_human "
         "JOIN scores b ON b.sample_rowid = h.sample_rowid AND b.scorer = h.scorer AND b.source != 'human' "
         "WHERE h.run_id = ? AND h.source = 'human' GROUP BY b.job_id, h.scorer ORDER BY b.job_id, h.scorer",
         (run_id,),

@@ -84,7 +84,8 @@ async def test_filter_on_incorrect_shows_exactly_those_samples_n_of_m(run_dir):
         assert "of 12" not in status_text(screen)
 
 
-async def test_search_narrows_the_rows(run_dir):
+async def test_search_narrows_the_rows(run_dir, monkeypatch):
+    monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")  # copying is off unless the user allows it
     app = make_app(run_dir)
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_samples(app, pilot, "qa_match.eval")

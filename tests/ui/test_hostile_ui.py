@@ -186,9 +186,10 @@ async def test_every_screen_tab_and_dialog_shows_hostile_text_inert(hostile_dir,
     assert len(seen) >= 30, seen
 
 
-async def test_notifications_quoting_run_text_are_inert(hostile_dir):
+async def test_notifications_quoting_run_text_are_inert(hostile_dir, monkeypatch):
     """Copying a hostile sample id (y on the sample screen) notifies `Copied sample id id1:[@click…␛…`:
     shown as text, no markup read, no escape byte drawn."""
+    monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")
     app = EvtuiApp(db_path=default_index_path(hostile_dir), ingest_paths=[hostile_dir])
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(app, pilot)

@@ -258,6 +258,7 @@ async def test_escape_cancels_the_dialog_then_returns_to_the_previous_screen(log
 
 
 async def test_copy_the_sample_id_and_the_explanation(logs, monkeypatch):
+    monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")  # copying is off unless the user allows it
     app = make_app(logs)
     copied: list[str] = []
     monkeypatch.setattr(app, "copy_to_clipboard", copied.append)

@@ -30,6 +30,7 @@ def logs(tmp_path) -> Path:
 
 def make_app(logs: Path, copied: list[str], notes: list[str], monkeypatch) -> EvtuiApp:
     app = EvtuiApp(db_path=default_index_path(logs), ingest_paths=[logs])
+    monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")  # copying is off unless the user allows it
     monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
     original_notify = app.notify
 

@@ -1,4 +1,5 @@
-"""The home screen: every indexed run with its status, sample counts and headline metrics."""
+"""The home screen: every indexed run with its status, sample counts and headline metrics;
+`g` groups them by task or by eval set under header rows that Enter folds."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from textual.widgets import DataTable, Header, Input, Static
 from evtui.app.safe_content import plain
 from evtui.safe_text import safe_line
 from evtui.store.queries.run_list import (
-    filter_runs, run_args_text, run_name, run_tags_text, sort_runs, timestamp,
+    GROUP_BYS, RunGroup, filter_runs, group_runs, run_args_text, run_name, run_tags_text, sort_runs, timestamp,
 )
 
 from evtui.app import formatting as fmt
@@ -51,6 +52,7 @@ class RunsScreen(Screen[None]):
         Binding("enter", "open_run", "Open run", show=False, id="runs.open"),
         Binding("slash", "focus_filter", "Filter", key_display="/", id="runs.filter"),
         Binding("o", "next_sort", "Sort", id="runs.sort"),
+        Binding("g", "next_grouping", "Group by task / eval set", show=False, id="runs.group"),  # in ? help: the footer is full
         Binding("space", "toggle_mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare", id="runs.compare"),
         Binding("a", "samples_across", "Across", id="runs.across"),
@@ -90,6 +92,13 @@ class RunsScreen(Screen[None]):
         """(run_list.RUN_SORTS key, descending)."""
         self.absolute_times = False
         """Created and Completed read as dates instead of `3h ago` (T toggles)."""
+        self.group_by: str | None = None
+        """None, or a run_list.GROUP_BYS word: the runs under a header row per task or eval set (g cycles)."""
+        self.groups: list[RunGroup] = []
+        self.folded: set[str] = set()
+        """Keys of the groups folded to their header row (Enter on the header)."""
+        self.entries: list[Any] = []
+        """The table's rows in order: RunGroup headers and RunRows (the runs alone when not grouped)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -144,8 +153,8 @@ class RunsScreen(Screen[None]):
         if message.number != self._load_number:  # posted by a load a newer one superseded
             return
         table = self.query_one("#runs-table", BoundedTable)
-        # Stay on the selected run as the list grows, unless on the first row: then stay at the top.
-        selected = self._selected_run_id() if table.cursor_row > 0 else None
+        # Stay on the selected row as the list grows, unless on the first row: then stay at the top.
+        selected = self._selected_key() if table.cursor_row > 0 else None
         self.all_runs = message.runs
         self.live = message.live
         self.marked &= {run.id for run in message.runs}
@@ -157,16 +166,27 @@ class RunsScreen(Screen[None]):
         if self.intervals and any(run.headline and run.id not in {owner for owner, _ in self.scales} for run in self.runs):
             self.load_scales([run.id for run in self.runs])
 
-    def _arrange(self, keep: int | None = None) -> None:
-        """Filter and sort every run into `runs` and show them; the cursor stays on run `keep`."""
+    def _arrange(self, keep: str | None = None) -> None:
+        """Filter and sort every run into `runs`, group them when grouping, and show them; the
+        cursor stays on row `keep` (a _row_key), or on the header of the folded group holding it."""
         column, descending = self.sort
         self.runs = sort_runs(filter_runs(self.all_runs, self.filter_text), column, descending)
+        self.groups = group_runs(self.runs, self.group_by) if self.group_by else []
+        if self.group_by:
+            self.entries = []
+            for group in self.groups:
+                self.entries.append(group)
+                if group.key not in self.folded:
+                    self.entries.extend(group.runs)
+        else:
+            self.entries = list(self.runs)
         self._show_rows()
         if keep is not None:
-            for index, run in enumerate(self.runs):
-                if run.id == keep:
-                    self.query_one("#runs-table", BoundedTable).move_cursor(row=index, animate=False)
-                    break
+            keys = [_row_key(entry) for entry in self.entries]
+            if keep not in keys and keep.startswith("run:"):
+                keep = next((_row_key(g) for g in self.groups if any(_row_key(r) == keep for r in g.runs)), keep)
+            if keep in keys:
+                self.query_one("#runs-table", BoundedTable).move_cursor(row=keys.index(keep), animate=False)
         self._show_count()
 
     def _show_rows(self) -> None:
@@ -176,11 +196,15 @@ class RunsScreen(Screen[None]):
         moment = now()
         name_width = table.name_cap()
         rows = [
-            run_cells(run, marked=run.id in self.marked, live=self.live.get(run.id), intervals=self.intervals,
-                      scales=self._scales_of(run.id), now=moment, absolute_times=self.absolute_times, name_width=name_width)
-            for run in self.runs
-        ]
-        table.show_rows(rows, keys=[str(run.id) for run in self.runs])
+            group_cells(entry, folded=entry.key in self.folded, marked=self.marked, now=moment,
+                        absolute_times=self.absolute_times, name_width=name_width)
+            if isinstance(entry, RunGroup) else
+            run_cells(entry, marked=entry.id in self.marked, live=self.live.get(entry.id), intervals=self.intervals,
+                      scales=self._scales_of(entry.id), now=moment, absolute_times=self.absolute_times, name_width=name_width,
+                      indent=bool(self.group_by))
+            for entry in self.entries
+        ]  # fmt: skip
+        table.show_rows(rows, keys=[_row_key(entry) for entry in self.entries])
 
     def _show_count(self) -> None:
         count = len(self.runs)
@@ -190,6 +214,8 @@ class RunsScreen(Screen[None]):
         column, descending = self.sort
         label = next(label for label, key in COLUMN_SORTS if key == column)
         detail += f" · by {label.lower()}{' ↓' if descending else ' ↑'}"
+        if self.group_by:
+            detail += f" · {len(self.groups)} {'task' if self.group_by == 'task' else 'eval set'} group{'s' if len(self.groups) != 1 else ''} (⏎ folds)"
         if self.marked:
             detail += f" · {len(self.marked)} marked (c: compare · a: samples across)"
         if self.intervals:
@@ -207,7 +233,7 @@ class RunsScreen(Screen[None]):
     @on(Input.Changed, "#runs-filter")
     def _on_filter_typed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
-        self._arrange(keep=self._selected_run_id())
+        self._arrange(keep=self._selected_key())
 
     @on(Input.Submitted, "#runs-filter")
     def _on_filter_submitted(self) -> None:
@@ -224,7 +250,7 @@ class RunsScreen(Screen[None]):
         box.value = ""
         box.remove_class("-shown")
         self.filter_text = ""
-        self._arrange(keep=self._selected_run_id())
+        self._arrange(keep=self._selected_key())
         self.query_one("#runs-table", BoundedTable).focus()
 
     def sort_by(self, column: str, descending: bool | None = None) -> None:
@@ -234,7 +260,7 @@ class RunsScreen(Screen[None]):
             current, was_descending = self.sort
             descending = not was_descending if current == column else column not in ("task", "model", "run", "status", "args", "tags")
         self.sort = (column, descending)
-        self._arrange(keep=self._selected_run_id())
+        self._arrange(keep=self._selected_key())
 
     def action_next_sort(self) -> None:
         """o: sort by the next column."""
@@ -250,6 +276,18 @@ class RunsScreen(Screen[None]):
         if 0 <= event.column_index < len(COLUMN_SORTS):
             self.sort_by(COLUMN_SORTS[event.column_index][1])
 
+    def action_next_grouping(self) -> None:
+        """g: group by task, then by eval set, then no groups; the cursor stays on its run."""
+        order = (None, *GROUP_BYS)
+        self.group_by = order[(order.index(self.group_by) + 1) % len(order)]
+        self.folded.clear()
+        self._arrange(keep=self._selected_key())
+
+    def toggle_fold(self, group: RunGroup) -> None:
+        """Fold a group to its header row, or unfold it."""
+        self.folded ^= {group.key}
+        self._arrange(keep=_row_key(group))
+
     def action_toggle_absolute(self) -> None:
         """T: Created and Completed as dates, or back to `3h ago`."""
         self.absolute_times = not self.absolute_times
@@ -259,7 +297,24 @@ class RunsScreen(Screen[None]):
         """Export the runs table as it shows (headlines, counts, tokens…) to CSV or JSON."""
         from evtui.app.dialogs.export_view import export_table_view
 
-        export_table_view(self, self.query_one("#runs-table", BoundedTable), "runs", title="runs")
+        table = self.query_one("#runs-table", BoundedTable)
+        if not self.group_by:
+            export_table_view(self, table, "runs", title="runs")
+            return
+        # Grouped: each run's row with its group's name first (folded groups' runs too); header
+        # rows are not runs. Names whole, not cut to the screen.
+        from evtui.app.dialogs.export_view import ExportViewDialog
+        from evtui.store.export.view import TableView
+
+        moment = now()
+        rows = tuple(
+            (safe_line(group.name), *(str(cell.forms[0] if isinstance(cell, FittingCell) else cell) for cell in run_cells(
+                run, marked=run.id in self.marked, live=self.live.get(run.id), intervals=self.intervals,
+                scales=self._scales_of(run.id), now=moment, absolute_times=self.absolute_times, name_width=10_000)))
+            for group in self.groups for run in group.runs
+        )  # fmt: skip
+        view = TableView("runs", ("Group", *COLUMNS), rows)
+        self.app.push_screen(ExportViewDialog(self.app.db_path, view, getattr(self.app, "ingest_paths", []), title="runs"))  # type: ignore[attr-defined]
 
     def action_toggle_intervals(self) -> None:
         """Show each headline's 95% confidence interval instead of ± stderr, or back."""
@@ -289,11 +344,16 @@ class RunsScreen(Screen[None]):
             self._show_rows()
 
     def action_toggle_mark(self) -> None:
-        """Mark or unmark the run under the cursor."""
-        run_id = self._selected_run_id()
-        if run_id is None:
+        """Mark or unmark the run under the cursor; on a group's header, every run of the group
+        (unmark them when all are marked)."""
+        entry = self._selected_entry()
+        if entry is None:
             return
-        self.marked ^= {run_id}
+        if isinstance(entry, RunGroup):
+            ids = {run.id for run in entry.runs}
+            self.marked = self.marked - ids if ids <= self.marked else self.marked | ids
+        else:
+            self.marked ^= {entry.id}
         self._show_rows()
         self._show_count()
 
@@ -302,17 +362,24 @@ class RunsScreen(Screen[None]):
         from evtui.app.screens.compare.pairs import CompareScreen
 
         run_ids = [run.id for run in self.runs if run.id in self.marked]
+        entry = self._selected_entry()
+        if not run_ids and isinstance(entry, RunGroup):  # on a group's header: its runs
+            run_ids = [run.id for run in entry.runs]
         if len(run_ids) < 2:
             self.notify("Mark two or more runs with space, then press c to compare them.", markup=False)
             return
         self.app.push_screen(CompareScreen(self.app.db_path, run_ids))  # type: ignore[attr-defined]
 
     def action_samples_across(self) -> None:
-        """The samples of the marked runs in one table; with none marked, of every run of the
-        cursor run's task."""
+        """The samples of the marked runs in one table; with none marked, of the runs of the group
+        under the cursor (on its header), else of every run of the cursor run's task."""
         run_ids = [run.id for run in self.runs if run.id in self.marked]
         if run_ids:
             self._open_across(run_ids, f"{len(run_ids)} marked runs")
+            return
+        entry = self._selected_entry()
+        if isinstance(entry, RunGroup):
+            self._open_across([run.id for run in entry.runs], f"every run of {safe_line(entry.name, 80)}")
             return
         run_id = self._selected_run_id()
         if run_id is not None:
@@ -341,22 +408,34 @@ class RunsScreen(Screen[None]):
 
         self.app.push_screen(MatrixScreen())
 
-    def _selected_run_id(self) -> int | None:
+    def _selected_entry(self) -> Any:
+        """The RunRow or RunGroup header under the cursor, or None."""
         table = self.query_one("#runs-table", DataTable)
-        if not self.runs or table.cursor_row < 0 or table.cursor_row >= len(self.runs):
+        if not self.entries or table.cursor_row < 0 or table.cursor_row >= len(self.entries):
             return None
-        return self.runs[table.cursor_row].id
+        return self.entries[table.cursor_row]
+
+    def _selected_run_id(self) -> int | None:
+        entry = self._selected_entry()
+        return None if entry is None or isinstance(entry, RunGroup) else entry.id
+
+    def _selected_key(self) -> str | None:
+        entry = self._selected_entry()
+        return None if entry is None else _row_key(entry)
 
     @on(DataTable.RowSelected, "#runs-table")
     def _on_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open_run()
 
     def action_open_run(self) -> None:
+        """Enter: open the run; on a group's header, fold or unfold the group."""
         from evtui.app.screens.run import RunScreen
 
-        run_id = self._selected_run_id()
-        if run_id is not None:
-            self.app.push_screen(RunScreen(run_id))
+        entry = self._selected_entry()
+        if isinstance(entry, RunGroup):
+            self.toggle_fold(entry)
+        elif entry is not None:
+            self.app.push_screen(RunScreen(entry.id))
 
     def action_reload(self) -> None:
         self.reload_runs()
@@ -366,21 +445,46 @@ class RunsScreen(Screen[None]):
         self.reload_runs()
 
     def action_configure_scoring(self) -> None:
-        """Score the marked runs, or the run under the cursor when none is marked."""
+        """Score the marked runs, or when none is marked the run (or the group's runs) under the cursor."""
         from evtui.app.dialogs.configure_scoring import open_configure_scoring
 
         run_ids = [run.id for run in self.runs if run.id in self.marked]
-        if not run_ids:
-            run_id = self._selected_run_id()
-            run_ids = [run_id] if run_id is not None else []
+        entry = self._selected_entry()
+        if not run_ids and isinstance(entry, RunGroup):
+            run_ids = [run.id for run in entry.runs]
+        elif not run_ids and entry is not None:
+            run_ids = [entry.id]
         open_configure_scoring(self.app, run_ids)
+
+
+def _row_key(entry: Any) -> str:
+    """A table row's key: `run:<id>`, or `group:<key>` for a group's header."""
+    return f"group:{entry.key}" if isinstance(entry, RunGroup) else f"run:{entry.id}"
+
+
+def group_cells(
+    group: RunGroup, *, folded: bool, marked: set[int], now: datetime, absolute_times: bool = False, name_width: int = 40,
+) -> tuple[Any, ...]:  # fmt: skip
+    """A group's header row: its name (▶ when folded; cut from the middle to the Task column's
+    `name_width`), how many runs (and how many marked), the newest run's created time."""
+    ids = {run.id for run in group.runs}
+    count = len(ids)
+    runs = f"{count} run{'s' if count != 1 else ''}"
+    if ids & marked:
+        runs += f" · {len(ids & marked)} marked"
+    at = timestamp(group.newest)
+    newest = fmt.format_absolute_time(at) if absolute_times else fmt.format_relative_time(at, now)
+    shown = fmt.middle_ellipsis(safe_line(group.name, 200), max(name_width - 2, 8))
+    name = Content.assemble(("▶ " if folded else "▼ ", "$accent"), Content.styled(shown, "bold"))
+    return (name, "", Content.styled(runs, "bold"), "", "", "", newest, "", "", "", "", "", "", "")
 
 
 def run_cells(
     run: Any, marked: bool = False, live: Any = None, intervals: bool = False, *, now: datetime | None = None,
-    absolute_times: bool = False, name_width: int = 40, scales: dict[str, Any] | None = None,
+    absolute_times: bool = False, name_width: int = 40, scales: dict[str, Any] | None = None, indent: bool = False,
 ) -> tuple[Any, ...]:  # fmt: skip
-    """The table cells for one `queries.RunRow`; a marked run's task starts with a dot.
+    """The table cells for one `queries.RunRow`; a marked run's task starts with a dot, and with
+    `indent` (under a group's header) two spaces.
 
     `live` (a LiveRun) adds what a run still being written is doing: samples in flight, its
     running headline metric, and whether its writer process is gone (killed). The run's name is
@@ -414,8 +518,10 @@ def run_cells(
             shown = next((m for m in live.metrics if m.headline), live.metrics[0])
             value = "–" if shown.value is None else f"{shown.value:.3f}"
             headline = plain(f"live {shown.scorer} {shown.name} {value}")
+    if marked:
+        task = Content.assemble(("● ", "$accent"), task)
     return (
-        Content.assemble(("● ", "$accent"), task) if marked else task,
+        Content.assemble("  ", task) if indent else task,
         plain(run.model or "–", 200),
         Content.styled(f"{name} (missing)", "$foreground-muted") if run.missing else plain(name),
         status,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,9 @@ from textual.content import Content
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tabs, Tree
 
+from evtui.app.clipboard import copy_text
 from evtui.app.dialogs.edit_score import EditScoreDialog, ScoreEditRequest
 from evtui.app.messages import IndexChanged
 from evtui.app.widgets.sample.epoch_table import EpochTable
@@ -28,11 +28,11 @@ from evtui.app.widgets.line_view import Block, LineView, clipped
 from evtui.safe_text import safe_block, safe_line
 from evtui.app.widgets.sample.overview import SampleOverview, usage_text
 from evtui.app.widgets.sample.score_card import ScoreCard
+from evtui.app.widgets.sample.timeline import TimelineView, timeline_row_text
 from evtui.app.widgets.sample.transcript import Transcript
-from evtui.sample_view import SampleOrdering, SampleView, ScoreView
+from evtui.sample_view import EventNode, SampleOrdering, SampleView, ScoreView, event_copy_text, message_copy_text
 
 TABS = ("overview", "transcript", "events", "scores", "metadata", "json")
-CLIPBOARD_ENV = "EVTUI_CLIPBOARD"  # `osc52` lets Y copy a whole sample (off by default)
 JSON_LIMIT = 5_000_000  # characters of the sample's JSON shown (drawn row by row; the run file has all)
 
 
@@ -47,9 +47,10 @@ class SampleScreen(Screen[None]):
         Binding("greater_than_sign", "epoch(1)", "Next epoch", key_display=">", id="sample.next_epoch"),
         Binding("less_than_sign", "epoch(-1)", "Prev epoch", key_display="<", show=False, id="sample.previous_epoch"),
         Binding("e", "edit_score", "Edit score", id="sample.edit_score"),
-        Binding("y", "copy_id", "Copy id", id="sample.copy_id"),
-        Binding("c", "copy_explanation", "Copy explanation", id="sample.copy_explanation"),
-        Binding("Y", "copy_sample_json", "Copy sample JSON", show=False, id="sample.copy_json"),
+        Binding("y", "copy_selected", "Copy message", id="sample.copy_selected"),
+        Binding("Y", "copy_sample_json", "Copy JSON", id="sample.copy_json"),
+        Binding("c", "copy_explanation", "Copy explanation", show=False, id="sample.copy_explanation"),
+        Binding("l", "toggle_timeline", "Timeline", id="sample.timeline"),
         Binding("o", "show_tab('overview')", "Overview", show=False, id="sample.tab_overview"),
         Binding("t", "show_tab('transcript')", "Transcript", show=False, id="sample.tab_transcript"),
         Binding("v", "show_tab('events')", "Events", show=False, id="sample.tab_events"),
@@ -74,6 +75,12 @@ class SampleScreen(Screen[None]):
     }
     #sample-body TabPane {
         padding: 0;
+    }
+    #events.-timeline #events-pane, #events #timeline-pane {
+        display: none;
+    }
+    #events.-timeline #timeline-pane {
+        display: block;
     }
     #sample-loading {
         padding: 1 2;
@@ -124,6 +131,7 @@ class SampleScreen(Screen[None]):
         self._focus_scorer: str | None = scorer
         self._loading = False  # a sample was asked for and has not arrived
         self._queued_steps = 0  # n/p pressed while it loads: walked once it arrives
+        self.timeline_shown = False  # the Events tab shows the timeline (l) in place of the tree
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -197,6 +205,8 @@ class SampleScreen(Screen[None]):
         await body.remove_children()
         await body.mount(self._tabs(view, message))
         self._restore_focus()
+        if self.timeline_shown and self.active_tab == "events":  # n/p in the timeline: stay in it
+            self.call_after_refresh(self._show_timeline, True)
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
@@ -336,36 +346,117 @@ class SampleScreen(Screen[None]):
         if rowid is not None and self.view is not None and rowid != self.view.sample.rowid:
             self._request(rowid)
 
-    # Clipboard
+    # Clipboard (app/clipboard.py: off unless EVTUI_CLIPBOARD=osc52, text made safe first)
 
-    def action_copy_id(self) -> None:
+    def action_copy_selected(self) -> None:
+        """y: what is under the cursor whole: the event in the events tree or timeline (a model
+        call's reply, a tool call with its result, a score's explanation), the transcript's
+        selected message, the score card in focus; elsewhere the sample id."""
         if self.view is None:
             return
-        sample_id = self.view.sample.sample_id
-        self.app.copy_to_clipboard(sample_id)
-        self.notify(f"Copied sample id {sample_id}", title="Clipboard", markup=False)
+        picked = self._selected_text()
+        if picked is None:
+            sample_id = self.view.sample.sample_id
+            copy_text(self, sample_id, f"sample id {sample_id}")
+            return
+        text, what = picked
+        copy_text(self, text, what)
+
+    def _selected_text(self) -> tuple[str, str] | None:
+        """(text, what it is) of the selection on the tab shown, None when the tab has none."""
+        assert self.view is not None
+        if self.active_tab == "events":
+            if self.timeline_shown:
+                for timeline in self.query(TimelineView):
+                    row = timeline.current
+                    if row is not None and row.path is None:  # a timed phase the run recorded
+                        return timeline_row_text(row), safe_line(row.label, 60)
+            node = self._selected_event()
+            return (event_copy_text(node), safe_line(node.title, 60)) if node is not None else None
+        if self.active_tab == "transcript":
+            for transcript in self.query(Transcript):
+                index = transcript.selected
+                if index is not None:
+                    message = self.view.messages[index]
+                    return message_copy_text(message), f"message #{index + 1} ({message.role})"
+            return None
+        if self.active_tab == "scores":
+            chosen = self._chosen_score()
+            if chosen is not None:
+                score = chosen.score
+                text = f"{score.scorer}: {_value_text(score.value)}" + (f"\n\n{score.explanation}" if score.explanation else "")
+                return text, f"the {score.scorer} score and explanation"
+        return None
+
+    def _selected_event(self) -> EventNode | None:
+        """The event under the cursor: the timeline's row when it is shown, else the tree's."""
+        if self.timeline_shown:
+            for timeline in self.query(TimelineView):
+                row = timeline.current
+                if row is not None and row.path is not None:
+                    return _node_at(self.view.tree if self.view else [], row.path)
+                return None
+        for tree in self.query("#event-tree").results(Tree):
+            data = tree.cursor_node.data if tree.cursor_node is not None else None
+            return data if isinstance(data, EventNode) else None
+        return None
 
     def action_copy_sample_json(self) -> None:
-        """Y: the sample as JSON to the terminal's clipboard (OSC 52), only when the user allows it
-        (EVTUI_CLIPBOARD=osc52): a sample may be megabytes of run text. Made safe first."""
+        """Y: the sample as JSON (a sample may be megabytes of run text: off unless allowed)."""
         if self.view is None:
             return
-        if os.environ.get(CLIPBOARD_ENV, "").lower() != "osc52":
-            self.notify(f"Copying a sample is off: set {CLIPBOARD_ENV}=osc52 to let evtui write the terminal's clipboard.",
-                        title="Clipboard", severity="warning", markup=False)  # fmt: skip
-            return
         text = sample_json(self.view)
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied sample {safe_line(self.view.sample.sample_id, 60)} as JSON ({len(text):,} characters)",
-                    title="Clipboard", markup=False)  # fmt: skip
+        copy_text(self, text, f"sample {self.view.sample.sample_id} as JSON ({len(text):,} characters)")
 
     def action_copy_explanation(self) -> None:
         score = self._chosen_score() or next((s for s in self._scores() if s.score.explanation), None)
         if score is None or not score.score.explanation:
             self.notify("No explanation to copy.", title="Clipboard", severity="warning")
             return
-        self.app.copy_to_clipboard(score.score.explanation)
-        self.notify(f"Copied the {score.score.scorer} explanation", title="Clipboard", markup=False)
+        copy_text(self, score.score.explanation, f"the {score.score.scorer} explanation")
+
+    # Timeline
+
+    async def action_toggle_timeline(self) -> None:
+        """l: the events as a timeline (bars on the sample's time) in place of the tree, and back."""
+        if self.view is None or not self.query(TabbedContent):
+            return
+        if self.active_tab != "events":
+            self.action_show_tab("events")
+            await self._show_timeline(True)
+        else:
+            await self._show_timeline(not self.timeline_shown)
+
+    async def _show_timeline(self, shown: bool) -> None:
+        view = self.view
+        panes = list(self.query("#events").results(TabPane))
+        if view is None or not panes:
+            return
+        pane = panes[0]
+        self.timeline_shown = shown
+        timelines = list(pane.query(TimelineView))
+        if shown and not timelines:  # made on first use: a sample opens without it
+            from evtui.sample_view import Timeline
+
+            timelines = [TimelineView(view.timeline or Timeline([], None), id="timeline-pane")]
+            await pane.mount(timelines[0])
+        pane.set_class(shown, "-timeline")  # CSS hides the tree (mounted lazily, maybe later) or the timeline
+        if shown:
+            timelines[0].focus()
+        else:
+            for tree in pane.query("#event-tree"):
+                tree.focus()
+
+    @on(TimelineView.Picked)
+    async def _timeline_picked(self, message: TimelineView.Picked) -> None:
+        """Enter on the timeline: the tree, with its cursor on that event."""
+        if message.row.path is None:
+            self.notify("That row is a phase the run timed, not an event of the tree.", title="Timeline", markup=False)
+            return
+        await self._show_timeline(False)
+        for events in self.query(EventTree):
+            events.show_path(message.row.path)
+            events.query_one("#event-tree").focus()
 
     # Hand review
 
@@ -456,6 +547,16 @@ def heading(view: SampleView, compared: bool = False) -> Content:
     for score in effective:
         parts += [(f"   {safe_line(score.score.scorer, 40)} ", "$foreground-muted"), (safe_line(_value_text(score.score.value), 40), "bold")]
     return Content.assemble(*parts)
+
+
+def _node_at(roots: list[EventNode], path: tuple[int, ...]) -> EventNode | None:
+    nodes, node = roots, None
+    for index in path:
+        if not 0 <= index < len(nodes):
+            return None
+        node = nodes[index]
+        nodes = node.children
+    return node
 
 
 def _value_text(value: Any) -> str:

@@ -456,11 +456,10 @@ class SamplesScreen(Screen[None]):
         self._copy(message.text, message.what)
 
     def _copy(self, text: str, what: str) -> None:
-        if not text:
-            self.notify(f"Nothing to copy: the {what} is empty")
-            return
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied the {what}")
+        """Through the one copier: off unless EVTUI_CLIPBOARD=osc52, run text made safe."""
+        from evtui.app.clipboard import copy_text
+
+        copy_text(self, text, f"the {what}")
 
     def action_copy_row(self) -> None:
         """Copy the row under the cursor as tab-separated cells, as the table shows them."""
@@ -468,8 +467,7 @@ class SamplesScreen(Screen[None]):
         if table is None or line is None:
             return
         cells = [column.text(line).replace("\t", " ").replace("\n", " ") for column in table.columns]
-        self.app.copy_to_clipboard("\t".join(cells))
-        self.notify(f"Copied the row of {sample_name(line)} (tab-separated)")
+        self._copy("\t".join(cells), f"row of {sample_name(line)} (tab-separated)")
 
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:

@@ -115,6 +115,7 @@ class LineView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.blocks = list(blocks)
         self._rows: list[tuple[int, tuple[Span, ...]]] = []  # (indent, spans)
+        self._row_blocks: list[int] = []  # the block each row belongs to (a blank before it: that block)
         self._wrapped_width = -1
 
     def plain_text(self) -> str:
@@ -124,6 +125,20 @@ class LineView(ScrollView, can_focus=True):
     @property
     def row_count(self) -> int:
         return len(self._rows)
+
+    def block_at(self, row: int) -> int | None:
+        """The index of the block drawn on `row` (None past the end)."""
+        return self._row_blocks[row] if 0 <= row < len(self._row_blocks) else None
+
+    def block_rows(self, first_block: int, last_block: int) -> tuple[int, int]:
+        """The rows [first, last] that blocks first_block..last_block take (blank rows before included)."""
+        from bisect import bisect_left, bisect_right
+
+        return bisect_left(self._row_blocks, first_block), bisect_right(self._row_blocks, last_block) - 1
+
+    def row_class(self, row: int) -> str:
+        """A component class laid over a whole row (a subclass marks a selection); none here."""
+        return ""
 
     def row_text(self, index: int) -> str:
         indent, spans = self._rows[index]
@@ -141,7 +156,9 @@ class LineView(ScrollView, can_focus=True):
             return
         self._wrapped_width = width
         rows: list[tuple[int, tuple[Span, ...]]] = []
-        for block in self.blocks:
+        owners: list[int] = []
+        for number, block in enumerate(self.blocks):
+            owners.extend(number - 1 for _ in range(len(rows) - len(owners)))  # the block before this one
             rows.extend((0, ()) for _ in range(block.blank_before))
             if block.spans:
                 # A heading is one line of names (a role, a tool, a model): each through the sanitiser.
@@ -153,7 +170,8 @@ class LineView(ScrollView, can_focus=True):
                 block = Block("".join(text for text, _ in block.spans), block.spans[-1][1], block.indent)
             for text in wrap_text(block.text, width - block.indent):
                 rows.append((block.indent, ((text, block.style),)))
-        self._rows = rows
+        owners.extend(len(self.blocks) - 1 for _ in range(len(rows) - len(owners)))
+        self._rows, self._row_blocks = rows, owners
         self.virtual_size = Size(width, len(rows))
         self.refresh()
 
@@ -165,6 +183,9 @@ class LineView(ScrollView, can_focus=True):
         if not 0 <= index < len(self._rows):
             return Strip.blank(width, base)
         indent, spans = self._rows[index]
+        over = self.row_class(index)
+        if over:
+            base = base + self.get_component_rich_style(over, partial=True)
         segments = [Segment(" " * indent, base)] if indent else []
         for text, style in spans:
             segments.append(Segment(text, self._style(style, base)))

@@ -92,9 +92,8 @@ def _add(total: Any, value: Any) -> Any:
     return total if value is None else value if total is None else total + value
 
 
-def usage_from_model_usage(model_usage: dict[str, Any] | None, *, total_time: float | None = None,
-                           working_time: float | None = None) -> Usage:
-    """Sum Inspect's per-model ModelUsage dicts (tokens and total_cost) into one Usage."""
+def usage_totals(model_usage: dict[str, Any] | None) -> tuple[int | None, int | None, int | None, float | None]:
+    """(input, output, total tokens, cost) summed over Inspect's per-model ModelUsage dicts."""
     input_tokens = output_tokens = total_tokens = cost = None
     for usage in (model_usage or {}).values():
         if isinstance(usage, dict):
@@ -102,6 +101,13 @@ def usage_from_model_usage(model_usage: dict[str, Any] | None, *, total_time: fl
             output_tokens = _add(output_tokens, _whole(usage.get("output_tokens")))
             total_tokens = _add(total_tokens, _whole(usage.get("total_tokens")))
             cost = _add(cost, _real(usage.get("total_cost")))
+    return input_tokens, output_tokens, total_tokens, cost
+
+
+def usage_from_model_usage(model_usage: dict[str, Any] | None, *, total_time: float | None = None,
+                           working_time: float | None = None) -> Usage:
+    """Sum Inspect's per-model ModelUsage dicts (tokens and total_cost) into one Usage."""
+    input_tokens, output_tokens, total_tokens, cost = usage_totals(model_usage)
     return build(Usage, {"input_tokens": input_tokens, "output_tokens": output_tokens,
                          "total_tokens": total_tokens, "cost": cost, "total_time": total_time,
                          "working_time": working_time})
@@ -343,11 +349,17 @@ def _history(history: list[dict[str, Any]] | None) -> list[ScoreEditRecord]:
     return records
 
 
-def score_record(name: str, score: dict[str, Any]) -> ScoreRecord:
-    metadata = score.get("metadata") or {}
+def score_reason(score: dict[str, Any], metadata: dict[str, Any]) -> Any:
+    """The score's reason; an older log's `metadata.unscored_reason` (Inspect's legacy shim on load)."""
     reason = score.get("reason")
     if reason is None and isinstance(metadata.get("unscored_reason"), str):
-        reason = metadata["unscored_reason"]  # legacy shim, as Inspect applies it on load
+        reason = metadata["unscored_reason"]
+    return reason
+
+
+def score_record(name: str, score: dict[str, Any]) -> ScoreRecord:
+    metadata = score.get("metadata") or {}
+    reason = score_reason(score, metadata)
     return build(ScoreRecord, dict(
         scorer=name,
         value=score.get("value"),
@@ -378,18 +390,21 @@ def _as_str(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def target_texts(target: Any) -> list[str]:
+    """Sample.target as a list of texts (Inspect's str or list of str; anything else as JSON)."""
+    if target is None:
+        return []
+    if isinstance(target, list):
+        return [_as_str(t) for t in target]
+    return [_as_str(target)]
+
+
 def sample_record(sample: dict[str, Any], detail_ref: str | None,
                   legacy_scorer: str = SCORER_PLACEHOLDER) -> SampleRecord:
     """Map an EvalSample (or EvalSampleSummary) dict to a SampleRecord.
 
     `legacy_scorer` names the single `score` of a version-1 sample (`legacy_scorer_name`)."""
-    target = sample.get("target")
-    if target is None:
-        target_list: list[str] = []
-    elif isinstance(target, list):
-        target_list = [_as_str(t) for t in target]
-    else:
-        target_list = [_as_str(target)]
+    target_list = target_texts(sample.get("target"))
     output = sample.get("output")
     error = sample.get("error")
     limit = sample.get("limit")

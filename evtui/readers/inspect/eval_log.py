@@ -23,7 +23,7 @@ import zstandard
 
 from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.inspect.sample_json import check_same_file, expand_sample_detail, loads_json, loads_sample_for_record
-from evtui.readers.inspect.shape import checked_run_record, checked_sample_record, sample_problem
+from evtui.readers.inspect.shape import InspectSample, checked_run_record, checked_sample_record, records, sample_problem
 from evtui.readers.limits import MAX_MEMBER_BYTES, LimitError, inflate_bounded, mib, open_regular
 from evtui.readers.zip_directory import ZipDirectoryError, ZipMember, read_members
 from evtui.readers.inspect.common import sample_count_warning
@@ -233,11 +233,12 @@ def _sample_members(archive: _Archive, header: dict[str, Any]) -> list[str]:
     return [name for _, _, name in keyed]
 
 
-def _iter_samples(archive: _Archive, members: list[str], warnings: list[str], run: RunRecord) -> Iterator[SampleRecord]:
+def _iter_samples(archive: _Archive, members: list[str], warnings: list[str], run: RunRecord) -> Iterator[InspectSample]:
+    """Each sample member parsed (bounded as _Archive reads it), in order; then the checks of
+    the whole read. Unmapped: `shape.records` maps them, or ingest builds rows from them."""
     try:
         for name in members:
-            sample = archive.json_object(name, for_record=True)
-            yield checked_sample_record(archive.name, sample, name, name)
+            yield InspectSample(archive.name, archive.json_object(name, for_record=True), name, name)
         if archive.stat is not None:  # a store's ranged reads are pinned to one version (If-Match) instead
             check_same_file(archive.name, archive.stat, warnings)
         fewer = sample_count_warning(archive.name, run, len(members))
@@ -272,7 +273,8 @@ def _read(archive: _Archive) -> RunRead:
         archive.close()
         raise
     warnings: list[str] = []
-    return RunRead(run=run, samples=_iter_samples(archive, members, warnings, run), warnings=warnings)
+    raw = _iter_samples(archive, members, warnings, run)
+    return RunRead(run=run, samples=records(raw), warnings=warnings, raw_samples=raw)
 
 
 def read_summaries(path: Path) -> list[SampleRecord]:

@@ -22,11 +22,11 @@ import ijson
 from evtui.readers.base import ReaderError, RunRead
 from evtui.readers.inspect.legacy import LATEST_VERSION, legacy_scorer_name
 from evtui.readers.inspect.sample_json import check_same_file, expand_sample_detail, loads_json, loads_sample_for_record
-from evtui.readers.inspect.shape import checked_run_record, checked_sample_record
+from evtui.readers.inspect.shape import InspectSample, checked_run_record, records
 from evtui.readers.json_stream import NanTolerantStream, restore_fields, restore_specials
 from evtui.readers.limits import MAX_MEMBER_BYTES, DepthLimitedStream, LimitError, mib, open_regular
 from evtui.readers.inspect.common import sample_count_warning
-from evtui.records import RunRecord, SampleRecord
+from evtui.records import RunRecord
 from evtui.score_values import sample_id_key
 
 FORMAT = "inspect_json"
@@ -302,13 +302,13 @@ def _header_and_samples(path: Path, handle: BinaryIO, *, full: bool = False
     return _ijson_header(path, handle), _ijson_samples(path, handle, full=full)
 
 
-def _iter_records(path: Path, handle: BinaryIO, stat: os.stat_result, samples: Iterator[tuple[str, dict[str, Any]]],
-                  warnings: list[str], legacy_scorer: str, run: RunRecord) -> Iterator[SampleRecord]:
+def _iter_samples(path: Path, handle: BinaryIO, stat: os.stat_result, samples: Iterator[tuple[str, dict[str, Any]]],
+                  warnings: list[str], legacy_scorer: str, run: RunRecord) -> Iterator[InspectSample]:
     read = 0
+    name = str(path)
     try:
         for detail_ref, sample in samples:
-            yield checked_sample_record(str(path), sample, _BYTE_RANGE.sub("", detail_ref), detail_ref,
-                                        legacy_scorer=legacy_scorer)
+            yield InspectSample(name, sample, _BYTE_RANGE.sub("", detail_ref), detail_ref, legacy_scorer)
             read += 1
         check_same_file(str(path), stat, warnings)
         fewer = sample_count_warning(str(path), run, read)
@@ -329,8 +329,8 @@ def read(path: Path) -> RunRead:
         handle.close()
         raise
     warnings: list[str] = []
-    samples_read = _iter_records(path, handle, stat, samples, warnings, legacy_scorer_name(header), run)
-    return RunRead(run=run, samples=samples_read, warnings=warnings)
+    raw = _iter_samples(path, handle, stat, samples, warnings, legacy_scorer_name(header), run)
+    return RunRead(run=run, samples=records(raw), warnings=warnings, raw_samples=raw)
 
 
 def load_sample_detail(path: Path, detail_ref: str) -> dict[str, Any]:

@@ -10,10 +10,12 @@ sample (no walk of messages' content or of events).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from evtui.readers.base import ReaderError
 from evtui.readers.inspect.common import run_record, sample_record
+from evtui.readers.inspect.legacy import SCORER_PLACEHOLDER
 from evtui.records import RunRecord, SampleRecord
 
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
@@ -133,6 +135,33 @@ def checked_sample_record(path: str, sample: dict[str, Any], where: str, detail_
         except Exception as exc:  # a shape the checks above do not know yet
             problem = f"cannot map the sample: {type(exc).__name__}: {exc}"
     raise ReaderError(path, problem, where=where)
+
+
+class InspectSample(NamedTuple):
+    """One parsed Inspect sample and where it is in its file, before it becomes a record: what
+    the Inspect readers' `raw_samples` stream (RunRead) holds. Nothing is checked yet; `record()`
+    checks and maps it as the `samples` stream does."""
+
+    path: str
+    sample: dict[str, Any]
+    where: str  # the member or position errors name
+    detail_ref: str
+    legacy_scorer: str = SCORER_PLACEHOLDER  # the name a version-1 sample's lone `score` takes
+
+    def record(self) -> SampleRecord:
+        return checked_sample_record(self.path, self.sample, self.where, self.detail_ref,
+                                     legacy_scorer=self.legacy_scorer)
+
+
+def records(samples: Iterator[InspectSample]) -> Iterator[SampleRecord]:
+    """The checked SampleRecord of each sample (closing `samples` when stopped early)."""
+    try:
+        for sample in samples:
+            yield sample.record()
+    finally:
+        close = getattr(samples, "close", None)
+        if close is not None:
+            close()
 
 
 def checked_run_record(path: str, fmt: str, header: dict[str, Any], where: str, **options: Any) -> RunRecord:

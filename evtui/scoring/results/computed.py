@@ -190,6 +190,19 @@ def computed_notes(db: Any, run_id: int) -> list[RunNote]:
     return list(computed_run(db, run_id).notes)
 
 
+def listed_runs(db: Any, *, cached_only: bool = False) -> list[Any]:
+    """Every run as the runs list shows it (store.queries.RunRow, newest first): a run that
+    records scores but no metrics gets computed ones as its headline (`cached_only`: the last
+    computed, at once; none where nothing was computed yet). The runs screen and `evtui runs`."""
+    from dataclasses import replace
+
+    from evtui.store.queries.runs import list_runs
+
+    runs = list_runs(db)
+    computed = computed_for_runs(db, cached_only=cached_only)
+    return [replace(run, headline=computed_headline(computed[run.id])) if computed.get(run.id) else run for run in runs]
+
+
 def computed_headline(results: list[ResultRecord]) -> tuple[Any, ...]:
     """The runs list's headline from computed results: the first scorer × reducer, marked computed."""
     from evtui.store.queries.runs import headline_of

@@ -11,6 +11,7 @@ No Textual here: the groups screen calls `group_table` from a worker thread.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -177,9 +178,83 @@ def iter_group_table(
     GroupResult)` as each group's metrics are done: the groups in order, the whole run (position
     0) last. Only the `max_groups` largest groups are kept (`hidden` counts the others).
     `grouping` None: the first the run offers (a metadata key if it has one). `reviewed`: the
-    job's scores with hand reviews in place (store/queries/groups.py group_score_rows)."""
+    job's scores with hand reviews in place (store/queries/groups.py group_score_rows).
+
+    The recorded scores' groups (job 0, without reviews) read nothing that changes before the run
+    is read again: the finished table is kept in the index under the run's content stamp
+    (store/computed_results.py), and the next ask for the same grouping yields it at once."""
     with gc_paused():  # a million score rows held: see evtui/gc_pause.py
-        yield from _iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups, reviewed=reviewed)
+        if job_id or reviewed:  # a job's scores change as it runs, reviews as people review: not kept
+            yield from _iter_group_table(db_path, run_id, grouping, job_id=job_id, max_groups=max_groups, reviewed=reviewed)
+            return
+        yield from _kept_group_table(db_path, run_id, grouping, max_groups)
+
+
+def _kept_group_table(db_path: Path, run_id: int, grouping: Any | None, max_groups: int) -> Iterator[GroupTable | tuple[int, GroupResult]]:
+    """_iter_group_table of the recorded scores, from the index when it keeps this table for the
+    run's current content, else computed and kept (the stamp read before: a run re-read meanwhile
+    keeps them under the old stamp, which no later ask matches)."""
+    from evtui.store import computed_results as kept
+    from evtui.store.schema import connect
+
+    kind = "groups " + json.dumps([None, None] if grouping is None else [grouping.kind, grouping.key]) + f" {max_groups}"
+    db = connect(db_path)
+    try:
+        stamp = kept.content_stamps(db, [run_id]).get(run_id)
+        found = kept.read_figures(db, kind, {run_id: (stamp, "")}) if stamp is not None else {}
+    finally:
+        db.conn.close()
+    try:
+        stored = _table_from_json(run_id, found[run_id]) if run_id in found else None
+    except (KeyError, TypeError, ValueError):  # a row in a shape this evtui does not write: computed again
+        stored = None
+    if stored is not None:  # as computed: the sizes first, then each group, the whole run last
+        yield replace(stored, groups=tuple(replace(group, results=(), error=None, pending=True) for group in stored.groups))
+        for position in [*range(1, len(stored.groups)), 0]:
+            yield position, stored.groups[position]
+        return
+    started = time.monotonic()
+    table: GroupTable | None = None
+    groups: list[GroupResult] = []
+    for item in _iter_group_table(db_path, run_id, grouping, job_id=0, max_groups=max_groups, reviewed=False):
+        if isinstance(item, GroupTable):
+            table, groups = item, list(item.groups)
+        else:
+            groups[item[0]] = item[1]
+        yield item
+    if table is None or stamp is None or any(group.pending for group in groups):
+        return
+    try:
+        figures = _table_json(replace(table, groups=tuple(groups)))
+    except (TypeError, ValueError):  # a group value JSON cannot hold (bytes): not kept
+        return
+    db = connect(db_path)
+    try:
+        kept.store_figures(db, kind, {run_id: (stamp, "", figures)}, time.monotonic() - started)
+    finally:
+        db.conn.close()
+
+
+def _table_json(table: GroupTable) -> Any:
+    """A finished GroupTable as JSON text's objects (checked to read back: json.dumps raises here)."""
+    groups = [[g.value, g.label, g.samples, g.rows, [r.model_dump() for r in g.results], g.error, g.is_all] for g in table.groups]
+    figures = {
+        "grouping": [table.grouping.kind, table.grouping.key], "groupings": [[g.kind, g.key] for g in table.groupings],
+        "groups": groups, "method": table.method, "hidden": table.hidden,
+    }  # fmt: skip
+    json.dumps(figures, allow_nan=True)
+    return figures
+
+
+def _table_from_json(run_id: int, figures: dict[str, Any]) -> GroupTable:
+    from evtui.store.queries.groups import Grouping
+
+    groups = tuple(
+        GroupResult(value, label, samples, rows, tuple(ResultRecord.model_construct(**r) for r in results), error, is_all)
+        for value, label, samples, rows, results, error, is_all in figures["groups"]
+    )
+    return GroupTable(run_id, 0, Grouping(*figures["grouping"]), tuple(Grouping(*g) for g in figures["groupings"]), groups,
+                      figures["method"], figures["hidden"])  # fmt: skip
 
 
 def _iter_group_table(db_path: Path, run_id: int, grouping: Any | None, *, job_id: int, max_groups: int, reviewed: bool):

@@ -171,7 +171,7 @@ def resolve(kind: Kind, name: str) -> tuple[registry.RegistryEntry, dict[str, An
         except UnknownNameError:
             pass
     if not prefix:  # `pass@3` for `evsys:pass@3`, when only one namespace has it
-        namespaced = [e for e in registry.entries(kind) if e.name.rpartition(":")[2] == name and ":" in e.name]
+        namespaced = registry.namespaced_entries(kind, name)
         if len(namespaced) == 1:
             return namespaced[0], {}
     # Inspect's reducer shorthand (`pass_at_2`, `at_least_3`) and EvSys's `pass@3` / `pass^3`.

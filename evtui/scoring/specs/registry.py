@@ -179,13 +179,77 @@ def lookup(kind: Kind, name: str) -> RegistryEntry:
     alone = _lookup_builtin_alone(kind, name)
     if alone is not None:
         return alone
+    if not _builtins_loaded and not _builtin_may_have(kind, lambda known: known == name):
+        # No built-in has the name (a JSONL run's own score name, looked up by every re-score
+        # check and by its default metrics): only a plugin can, and no built-in is imported.
+        _load_plugin_entry_points(kind)
+        if name in _registry[kind]:
+            return _registry[kind][name]
+        raise UnknownNameError(kind, name, _known_names(kind))
     _load_entry_points(kind, deferred=False)
-    if name not in _registry[kind]:
-        load_builtins()  # the deferred built-ins (model-graded scorers) may have it
+    if name not in _registry[kind] and _deferred_may_have(kind, lambda known: known == name):
+        load_builtins()  # the deferred built-ins (model-graded scorers) have it
     try:
         return _registry[kind][name]
     except KeyError:
-        raise UnknownNameError(kind, name, list(_registry[kind])) from None
+        raise UnknownNameError(kind, name, _known_names(kind)) from None
+
+
+def _deferred_may_have(kind: Kind, wanted: Callable[[str], bool]) -> bool:
+    """Whether a deferred built-in not imported yet registers a name `wanted` accepts: the table of
+    built-in homes names every built-in, so a name no built-in has (a JSONL run's own score name,
+    looked up by every re-score check) is known missing without importing the grading code."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    if _deferred_loaded:
+        return False
+    return any(module in DEFERRED_BUILTINS and wanted(name) for name, module in BUILTIN_HOMES[kind].items())
+
+
+def _builtin_may_have(kind: Kind, wanted: Callable[[str], bool]) -> bool:
+    """Whether a built-in (imported or not) has a name `wanted` accepts: the built-in homes table
+    names every one (tests/test_registry_homes.py)."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    return any(wanted(name) for name in BUILTIN_HOMES[kind])
+
+
+def _known_names(kind: Kind) -> list[str]:
+    """Every name of `kind` as after a full load (for an unknown name's message): the registered
+    ones and the names of the built-ins not imported yet."""
+    from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
+
+    names = list(_registry[kind])
+    if not _builtins_loaded:
+        names += [name for name in BUILTIN_HOMES[kind] if name not in _registry[kind]]
+    elif not _deferred_loaded:
+        names += [name for name, module in BUILTIN_HOMES[kind].items() if module in DEFERRED_BUILTINS and name not in _registry[kind]]
+    return names
+
+
+def _load_plugin_entry_points(kind: Kind) -> None:
+    """The plugins' entry points of `kind` (not evtui's own: those are the built-ins), once."""
+    if kind in _plugin_entry_points_loaded:
+        return
+    _plugin_entry_points_loaded.add(kind)
+    for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
+        if not ep.value.startswith("evtui."):  # evtui's own entry points are the built-ins
+            _load_entry_point(kind, ep)
+
+
+def namespaced_entries(kind: Kind, bare: str) -> list[RegistryEntry]:
+    """The entries named `namespace:bare` (EvSys's `evsys:pass@3` for `pass@3`), as `entries` would
+    list them, importing the deferred built-ins only when one of them has such a name."""
+    def wanted(name: str) -> bool:
+        return ":" in name and name.rpartition(":")[2] == bare
+
+    if not _builtins_loaded and not _builtin_may_have(kind, wanted):
+        _load_plugin_entry_points(kind)  # no built-in has such a name: only a plugin can
+    else:
+        _load_entry_points(kind, deferred=False)
+        if _deferred_may_have(kind, wanted):
+            load_builtins()
+    return [entry for entry in _registry[kind].values() if wanted(entry.name)]
 
 
 def lookup_if_known(kind: Kind, name: str) -> RegistryEntry | None:
@@ -195,7 +259,10 @@ def lookup_if_known(kind: Kind, name: str) -> RegistryEntry | None:
     from evtui.scoring.specs.builtin_homes import BUILTIN_HOMES
 
     if name not in BUILTIN_HOMES[kind]:
-        _load_entry_points(kind, deferred=False)
+        if _builtins_loaded:
+            _load_entry_points(kind, deferred=False)
+        else:
+            _load_plugin_entry_points(kind)  # only a plugin can have it: no built-in imported
         return _registry[kind].get(name)
     try:
         return lookup(kind, name)
@@ -217,11 +284,7 @@ def _lookup_builtin_alone(kind: Kind, name: str) -> RegistryEntry | None:
         return None
     plugins = {k: {n: entry for n, entry in names.items() if not _is_builtin(entry)} for k, names in _registry.items()}
     _import_builtin(module)
-    if kind not in _plugin_entry_points_loaded:
-        _plugin_entry_points_loaded.add(kind)
-        for ep in entry_points(group=ENTRY_POINT_GROUPS[kind]):
-            if not ep.value.startswith("evtui."):  # evtui's own entry points are the built-ins
-                _load_entry_point(kind, ep)
+    _load_plugin_entry_points(kind)
     for k, entries in plugins.items():  # a file plugin registered before this import keeps its name
         _registry[k].update(entries)
     return _registry[kind].get(name)

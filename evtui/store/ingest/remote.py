@@ -159,6 +159,7 @@ def _fetched(store: RemoteStore, runs: list[RemoteRun], samples: bool) -> Iterat
         reads = store.read(run, samples)
         for read in reads:
             read.samples = iter(list(read.samples))  # fetched here, off the writing thread
+            read.raw_samples = None  # drawn on by the list above
         return reads
 
     with ThreadPoolExecutor(max_workers=_READ_AHEAD, thread_name_prefix="evtui-remote") as pool:

@@ -139,8 +139,14 @@ def sample_row(record: SampleRecord) -> tuple[list[Any], list[ScorePayload]]:
         None if record.input is None else dump_json(record.input),
         dump_json(record.messages),
     ]
-    row[11] = hashlib.blake2b(orjson.dumps((row, scores)), digest_size=16).digest()
+    row[11] = content_hash(row, scores)
     return row, scores
+
+
+def content_hash(row: list[Any], scores: list[ScorePayload]) -> bytes:
+    """The digest of everything read for a sample (its row and score payloads), by which a
+    re-read finds the samples that changed."""
+    return hashlib.blake2b(orjson.dumps((row, scores)), digest_size=16).digest()
 
 
 def score_payload(score: ScoreRecord) -> ScorePayload:

@@ -1,9 +1,9 @@
 """A second process that decodes a large run file while the ingest process writes it (issue 14).
 
-Reading an Inspect `.eval` (zip members, zstd, JSON, records, the rows and their digests) is
+Reading an Inspect `.eval` (zip members, zstd, JSON, type checks, the rows and their digests) is
 about two thirds of its ingest and SQLite writing the rest, so on two cores the reading moves to
-a spawned process that sends ready rows (store/ingest/rows.py's sample_row, the same function the
-single-process path calls) in chunks; the ingest process assigns rowids and writes as before,
+a spawned process that sends ready rows (store/ingest/inspect_rows.py's rows_of, the same function
+the single-process path calls) in chunks; the ingest process assigns rowids and writes as before,
 so the index is the same row for row. The pipe's buffer is the only queue: the decoder waits
 while the writer is behind, so memory stays that of a chunk or two.
 
@@ -140,7 +140,7 @@ def _decode(path: str, out: Any) -> None:
 
     try:
         from evtui.readers import detect
-        from evtui.store.ingest.rows import sample_row
+        from evtui.store.ingest.inspect_rows import rows_of
 
         reads = detect.read_runs(Path(path))
         if len(reads) != 1:
@@ -149,8 +149,8 @@ def _decode(path: str, out: Any) -> None:
         (read,) = reads
         send(("run", read.run, read.part, list(read.warnings)))
         chunk = []
-        for sample in read.samples:
-            chunk.append(sample_row(sample))
+        for row in rows_of(read):
+            chunk.append(row)
             if len(chunk) >= CHUNK_SAMPLES:
                 send(("rows", chunk))
                 chunk = []

@@ -17,25 +17,29 @@ from typing import Any
 from evtui.store.ingest.rows import id_sort_key
 from evtui.store.queries.runs import RunRow
 
-__all__ = ["RUN_SORTS", "RunFilter", "filter_runs", "parse_run_filter", "run_args_text", "run_name", "run_tags_text",
-           "sort_runs", "timestamp"]
+__all__ = ["GROUP_BYS", "NO_EVAL_SET", "RUN_SORTS", "RunFilter", "RunGroup", "filter_runs", "group_runs", "parse_run_filter",
+           "run_args_text", "run_name", "run_tags_text", "sort_runs", "timestamp"]
 
 # File names that say nothing about the run (every Terminal-Bench, verifiers, Harbor or older
 # lm-eval run has one): the run is named by its folders instead.
 _GENERIC_NAMES = frozenset({
     "results.json", "results.jsonl", "result.json", "metadata.json", "run_metadata.json", "traces.jsonl",
     "summary.json", "output.json", "outputs.jsonl", "log.json", "eval.json", "config.json",
+    "rollouts.jsonl",  # EvSys: <experiment>/<run>/logs/<split>/rollouts.jsonl
 })
+# Folders every run of a format has on its path (EvSys's `logs/`): passed over when naming.
+_GENERIC_FOLDERS = frozenset({"logs", "log", "outputs", "output", "evals"})
 
 
 def run_name(path: str, part: str = "") -> str:
     """What tells a run apart in a list: its file name, or for a file every run of its format
-    names alike (`results.json`) the job and run folders holding it (`runs/2026-11-25__09-00-00`),
+    names alike (`results.json`) the job and run folders holding it (`runs/2026-11-25__09-00-00`,
+    an EvSys run's `baseline__s0/test`: folders every run has, such as `logs`, passed over),
     with the part when the file holds several runs. Raw run text: sanitise before drawing."""
     pure = PurePath(path)
     name = pure.name
     if name.lower() in _GENERIC_NAMES:
-        folders = [p for p in pure.parent.parts[-2:] if p not in ("/", "")]
+        folders = [p for p in pure.parent.parts if p not in ("/", "") and p.lower() not in _GENERIC_FOLDERS][-2:]
         name = "/".join(folders) or name
     return f"{name} · {part}" if part else name
 
@@ -174,3 +178,59 @@ def sort_runs(runs: Iterable[RunRow], column: str, descending: bool = False) -> 
     unknown = [run for value, run in keyed if value is None]
     known.sort(key=lambda pair: pair[0], reverse=descending)  # stable either way
     return [run for _, run in known] + unknown
+
+
+# ------------------------------------------------------------------------------------------ group
+
+GROUP_BYS = ("task", "eval-set")
+NO_EVAL_SET = "(no eval set)"
+NO_TASK = "(no task)"
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """Runs of one task, or of one eval set (RunRow.eval_set_name: an Inspect eval set, a Harbor
+    job, an EvSys experiment, an lm-eval invocation), in the order the list shows them.
+    `name` is raw run text: sanitise before drawing."""
+
+    key: str  # tells groups apart: the task, or the eval set's identity ('' for runs in none)
+    name: str
+    runs: tuple[RunRow, ...]
+
+    @property
+    def newest(self) -> str | None:
+        """The latest `created` of its runs (ISO text as recorded), None when none has one."""
+        known = [(moment, run.created) for run in self.runs if (moment := timestamp(run.created)) is not None]
+        return max(known, key=lambda pair: pair[0])[1] if known else None
+
+
+def group_runs(runs: Iterable[RunRow], by: str) -> list[RunGroup]:
+    """The runs (filtered and sorted already) grouped by `by` (a GROUP_BYS word). Each group keeps
+    its runs in the order given, and the groups come in the order of their first run, so a sort
+    orders the groups (by their best-placed run) and the runs within each. Runs without a task,
+    or made outside any eval set, form one group of their own, last."""
+    if by not in GROUP_BYS:
+        raise ValueError(f"group by {by!r}: one of {', '.join(GROUP_BYS)}")
+    members: dict[str, list[RunRow]] = {}
+    names: dict[str, str] = {}
+    for run in runs:
+        if by == "task":
+            key, name = (run.task, run.task) if run.task else ("", NO_TASK)
+        else:
+            key, name = (run.eval_set_key, run.eval_set_name or run.eval_set_key) if run.eval_set_key else ("", NO_EVAL_SET)
+        members.setdefault(key, []).append(run)
+        names.setdefault(key, name)
+    shown = [name for name in names.values()]
+    groups = []
+    for key, grouped in sorted(members.items(), key=lambda item: not item[0]):  # the runs in none last
+        name = names[key]
+        if key and shown.count(name) > 1:  # two sets of one name: say which is which
+            name = f"{name} ({_where(key)})"
+        groups.append(RunGroup(key, name, tuple(grouped)))
+    return groups
+
+
+def _where(key: str) -> str:
+    """A short form of an eval set's identity: the last folders of its path, or its id."""
+    identity = key.split(":", 1)[-1]
+    return "/".join(PurePath(identity).parts[-3:]) if "/" in identity or "\\" in identity else identity

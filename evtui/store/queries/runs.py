@@ -7,8 +7,10 @@ and returns small frozen dataclasses, so the UI can hand them across threads as 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
@@ -94,6 +96,10 @@ class RunRow:
     epochs: int | None = None  # as the run was configured (Inspect's config.epochs)
     task_args: str | None = None  # JSON object text: the task's arguments, where the format records them
     tags: str | None = None  # JSON array text: the run's tags, where the format records them
+    # The eval set the run was made in, where its format has one (eval_set_of): its identity and
+    # the name it is listed by (raw run text). None for a run made on its own.
+    eval_set_key: str | None = None
+    eval_set_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,9 +149,11 @@ class FailureRow:
 _RUN_COLUMNS = (
     "id, path, format, task, model, status, created, completed_samples, total_samples, sample_count, "
     "input_tokens, output_tokens, total_tokens, cost, duration, missing, error, part, completed_at, "
-    "json_extract(config, '$.epochs'), json_extract(config, '$.task_args'), json_extract(metadata, '$.tags')"
+    "json_extract(config, '$.epochs'), json_extract(config, '$.task_args'), json_extract(metadata, '$.tags'), "
+    "run_key, json_extract(metadata, '$.eval_set_id'), json_extract(metadata, '$.eval_set.manifest'), "
+    "json_extract(metadata, '$.job_name'), json_extract(metadata, '$.experiment')"
 )
-_RUN_COLUMN_COUNT = 22
+_RUN_COLUMN_COUNT = 27
 
 
 def _headlines(conn: sqlite3.Connection, run_ids: list[int] | None) -> dict[int, tuple[HeadlineMetric, ...]]:
@@ -197,7 +205,9 @@ def headline_of(
 
 def _run_row(row: tuple[Any, ...], headline: tuple[HeadlineMetric, ...]) -> RunRow:
     (run_id, path, fmt, task, model, status, created, completed, total, indexed,
-     itok, otok, ttok, cost, duration, missing, error, part, completed_at, epochs, task_args, tags) = row
+     itok, otok, ttok, cost, duration, missing, error, part, completed_at, epochs, task_args, tags,
+     run_key, eval_set_id, manifest, job_name, experiment) = row
+    eval_set = eval_set_of(fmt, path, run_key, eval_set_id, manifest, job_name, experiment)
     return RunRow(
         run_id, path, fmt, task, model, status, created,
         indexed if completed is None else completed,
@@ -205,7 +215,40 @@ def _run_row(row: tuple[Any, ...], headline: tuple[HeadlineMetric, ...]) -> RunR
         indexed, itok, otok, ttok, cost, duration, bool(missing), error, headline, part,
         completed_at=completed_at, epochs=epochs if isinstance(epochs, int) else None,
         task_args=_json_text(task_args, "{"), tags=_json_text(tags, "["),
+        eval_set_key=eval_set[0] if eval_set else None, eval_set_name=eval_set[1] if eval_set else None,
     )
+
+
+_LM_EVAL_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?$")
+
+
+def eval_set_of(
+    fmt: str, path: str, run_key: str | None, eval_set_id: Any = None, manifest: Any = None,
+    job_name: Any = None, experiment: Any = None,
+) -> tuple[str, str] | None:
+    """(identity, name) of the set of runs a run was made with, where its format has one:
+
+    * Inspect: its eval set (`eval_set_id`), named by the eval-set folder (where `eval-set.json`
+      is, else the log's folder);
+    * Harbor: its job (one `result.json`, a run per agent × model × dataset), by `job_name`;
+    * EvSys: its experiment (`<date>_<experiment>/` holding the arms);
+    * lm-eval: its invocation (one `results_<ts>.json` and the task runs of that timestamp).
+
+    None for the other formats (Terminal-Bench, verifiers, AG2, JSONL: one run per command)."""
+    folder = PurePosixPath(str(path).replace("\\", "/")).parent
+    if fmt.startswith("inspect") and isinstance(eval_set_id, str) and eval_set_id:
+        home = PurePosixPath(manifest.replace("\\", "/")).parent if isinstance(manifest, str) and manifest else folder
+        return f"inspect:{eval_set_id}", home.name or eval_set_id
+    if fmt == "harbor":
+        return f"harbor:{folder}", job_name if isinstance(job_name, str) and job_name else folder.name
+    if fmt == "evsys" and isinstance(experiment, str) and experiment and run_key:
+        folder_name = run_key.split("/", 1)[0]  # `<date>_<experiment>`, a folder above the run's
+        home = next((p for p in folder.parents if p.name == folder_name), PurePosixPath(folder_name))
+        return f"evsys:{home}", experiment
+    if fmt == "lm_eval" and run_key and _LM_EVAL_STAMP.match(run_key.split("/", 1)[0]):
+        stamp = run_key.split("/", 1)[0]
+        return f"lm_eval:{folder}/{stamp}", f"{folder.name} · {stamp}"
+    return None
 
 
 def _json_text(value: Any, opening: str) -> str | None:

@@ -21,6 +21,8 @@ one byte a score and no number.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from evtui.store.queries.runs import Db, conn_of
 
-__all__ = ["CodedColumn", "coded_column", "metadata_rowids", "rows_up_to", "NUMBER_CODES", "NOT_NUMBER_CODES"]
+__all__ = ["CodedColumn", "coded_column", "metadata_groups", "metadata_rowids", "rows_up_to", "NUMBER_CODES", "NOT_NUMBER_CODES"]
 
 SEPARATOR = "\x1e"  # between sample ids: never in a JSON text, checked by counting anyway
 NUMBER_CODES = b"01x"  # a JSON number
@@ -96,6 +98,14 @@ def coded_column(
 
     Raises ValueError when a sample id holds the separator (the caller reads rows then)."""
     conn = conn_of(db)
+    kept_as = _kept_key(conn, run_id, scorer) if job_id == 0 and after is None and not sample_ids else None
+    if kept_as is not None:
+        kept = _kept_columns.get(kept_as)
+        if kept is not None and rowids and kept.rowids is None:
+            positions = _every_sample_rowid(conn, run_id, len(kept.codes))
+            kept = None if positions is None else _keep(kept_as, CodedColumn(kept.codes, kept.floats, None, _frozen(positions)))
+        if kept is not None:
+            return kept
     source, source_params = _source(job_id)
     if after is not None:
         source, source_params = f"{source} AND sample_rowid > ?", (*source_params, after)
@@ -130,18 +140,96 @@ def coded_column(
         ids = [] if ids_text is None else ids_text.split(SEPARATOR)
         if len(ids) != len(codes):
             raise ValueError("a sample id holds the separator character")
+    if kept_as is not None:
+        return _keep(kept_as, CodedColumn(_frozen(codes), _frozen(floats), None, None if positions is None else _frozen(positions)))
     return CodedColumn(codes, floats, ids, positions)
+
+
+# The last recorded columns read, for the next read of the same scorer of the same run content
+# (the run's content stamp in the key: recorded scores change only when ingest reads the run
+# again, which renews it): `evtui report --group-by` computes the run's results, then its groups,
+# from one read. Read-only arrays, shared by every reader.
+_kept_columns: OrderedDict[tuple[Any, ...], CodedColumn] = OrderedDict()
+_kept_lock = threading.Lock()
+_KEPT_COLUMNS = 2
+
+
+def _kept_key(conn: Any, run_id: int, scorer: str) -> tuple[Any, ...] | None:
+    """The key of a run's kept column or groups: None for a run being written (its columns are
+    read as they grow: scoring/results/computed.py `_coded`)."""
+    row = conn.execute(
+        "SELECT indexed_at, sample_count, file_size, file_mtime_ns, file_hash FROM runs WHERE id = ? AND status != 'started'", (run_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    (database,) = [name for _, schema, name in conn.execute("PRAGMA database_list") if schema == "main"] or [""]
+    return (database, run_id, scorer, *row)
+
+
+def _keep(key: tuple[Any, ...], column: CodedColumn) -> CodedColumn:
+    with _kept_lock:
+        _kept_columns[key] = column
+        _kept_columns.move_to_end(key)
+        while len(_kept_columns) > _KEPT_COLUMNS:
+            _kept_columns.popitem(last=False)
+    return column
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _every_sample_rowid(conn: Any, run_id: int, count: int) -> np.ndarray | None:
+    """The sample rowids of a scorer's `count` scores when they are every sample of the run: its
+    samples are one range of rowids as long as `count` (a sample has one score per scorer at
+    most), so no rowid needs reading. None otherwise."""
+    low, high = conn.execute(
+        "SELECT (SELECT min(id) FROM samples WHERE run_id = ?1), (SELECT max(id) FROM samples WHERE run_id = ?1)", (run_id,)
+    ).fetchone()
+    if low is None or high - low + 1 != count:
+        return None
+    return np.arange(low, high + 1, dtype=np.int64)
 
 
 def metadata_rowids(db: Db, run_id: int, key: str, value: Any) -> np.ndarray:
     """The sample rowids whose top-level metadata `key` is `value` (None: whose key holds any
     value but JSON null, the complement of the group of samples without it), from the
-    sample_metadata index: one range of it, no row of samples read."""
-    condition, params = ("value IS NOT NULL", (run_id, key)) if value is None else ("value = ?", (run_id, key, value))
-    (text,) = conn_of(db).execute(
-        f"SELECT group_concat(sample_rowid) FROM sample_metadata WHERE run_id = ? AND key = ? AND {condition}", params
-    ).fetchone()
-    return np.fromstring(text or "", sep=",", dtype=np.int64)  # type: ignore[call-overload]
+    sample_metadata index (metadata_groups): no row of samples read."""
+    groups = metadata_groups(db, run_id, key)
+    if value is None:
+        return np.concatenate(list(groups.values())) if groups else np.empty(0, dtype=np.int64)
+    found = groups.get(value)  # 1 and 1.0 alike, as SQL compares them (GROUP BY made them one group)
+    return found if found is not None else np.empty(0, dtype=np.int64)
+
+
+def metadata_groups(db: Db, run_id: int, key: str) -> dict[Any, np.ndarray]:
+    """Each value of top-level metadata `key` in the run (JSON null left out) with its sample
+    rowids, in SQL's order of the values: one pass of the sample_metadata index, which gives the
+    groups' sizes and their rows together (store/queries/groups.py, then group_columns.py). The
+    last one read is kept for the run's content, as the columns are."""
+    conn = conn_of(db)
+    kept_as = _kept_key(conn, run_id, f"metadata {key}")
+    with _kept_lock:
+        kept = _kept_metadata.get(kept_as) if kept_as is not None else None
+    if kept is not None:
+        return kept
+    groups = {
+        value: _frozen(np.fromstring(text, sep=",", dtype=np.int64))  # type: ignore[call-overload]
+        for value, text in conn.execute(
+            "SELECT value, group_concat(sample_rowid) FROM sample_metadata WHERE run_id = ? AND key = ? GROUP BY value ORDER BY value",
+            (run_id, key),
+        )
+        if value is not None
+    }
+    if kept_as is not None:
+        with _kept_lock:
+            _kept_metadata.clear()
+            _kept_metadata[kept_as] = groups
+    return groups
+
+
+_kept_metadata: dict[tuple[Any, ...], dict[Any, np.ndarray]] = {}
 
 
 

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from evtui.app import formatting as fmt
 from evtui.app.messages import IndexChanged, LoadFailed
+from evtui.number_text import p_value, signed
 from evtui.safe_text import run_file_label, safe_line
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.screens.compare.forest import FOREST_COLUMNS, draw_forest, forest_height, forest_table
@@ -388,16 +389,6 @@ def _interval_text(side: Any) -> Content:
     return Content(fmt.format_value_interval(interval.value, interval.low, interval.high) + " " + interval.short)
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:+.3f}"
-
-
-def format_p(p: float | None) -> str:
-    if p is None or math.isnan(p):
-        return "–"
-    return "<0.0001" if p < 1e-4 else (f"{p:.4f}" if p < 0.01 else f"{p:.3f}")
-
-
 def pair_cells(pair: Any, labels: dict[int, str], adjustment: str) -> list[Any]:
     """One comparison as the pairs table shows it; what prevented the figures in their place."""
     result = pair.result
@@ -409,12 +400,12 @@ def pair_cells(pair: Any, labels: dict[int, str], adjustment: str) -> list[Any]:
     if result is None:
         return [safe(pair.scorer), which, Content.styled(safe(pair.message), "$warning"), "–", "–", *sides, "–",
                 counts_cell, unscored, "–", pair.metric]  # fmt: skip
-    difference = f"{_signed(result.difference)} [{_signed(result.ci[0])}, {_signed(result.ci[1])}]"
+    difference = f"{signed(result.difference)} [{signed(result.ci[0])}, {signed(result.ci[1])}]"
     significant = not math.isnan(result.p_value) and result.p_value < 0.05
-    p_text = f"{format_p(result.p_value)} {TESTS[result.test]}"
+    p_text = f"{p_value(result.p_value)} {TESTS[result.test]}"
     if result.note:
         p_text = f"– ({result.note})" if math.isnan(result.p_value) else f"{p_text} · {result.note}"
-    adjusted = "–" if math.isnan(pair.p_adjusted) else f"{format_p(pair.p_adjusted)} {ADJUSTMENTS[adjustment]}"
+    adjusted = "–" if math.isnan(pair.p_adjusted) else f"{p_value(pair.p_adjusted)} {ADJUSTMENTS[adjustment]}"
     shown = Content.styled(difference, "bold") if significant else Content(difference)
     if pair.not_comparable:  # the reasons are in the notes above the table
         shown = Content.assemble(shown, (" ⚠ not comparable", "$warning"))

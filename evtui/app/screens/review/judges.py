@@ -25,16 +25,11 @@ from evtui.app.messages import LoadFailed
 from evtui.app.safe_content import plain, plain_block
 from evtui.app.widgets.bounded_table import BoundedTable
 from evtui.app.widgets.key_footer import KeyFooter
+from evtui.number_text import fixed, p_value
 from evtui.safe_text import safe_line
 
 FLIP_COLUMNS = ("Flip", "Sample", "Epoch", "First", "Second", "First says", "Second says")
 AGREEMENT_FIGURES = ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal")
-
-
-def _n(value: float | None, digits: int = 3, sign: bool = False) -> str:
-    if value is None or not math.isfinite(value):
-        return "—"
-    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
 def summary_lines(view: dict[str, Any]) -> list[str]:
@@ -49,28 +44,28 @@ def summary_lines(view: dict[str, Any]) -> list[str]:
     for label, mean, provenance in ((drift.first.label, drift.mean_first, drift.provenance[0]),
                                     (drift.second.label, drift.mean_second, drift.provenance[1])):  # fmt: skip
         known = ", ".join(f"{k} {v}" for k, v in provenance.items() if v not in (None, "", {}) and k != "source")
-        provenance_lines.append(f"{label}: mean {_n(mean)} over the {drift.n:,} samples both scored" + (f" · {known}" if known else ""))
+        provenance_lines.append(f"{label}: mean {fixed(mean)} over the {drift.n:,} samples both scored" + (f" · {known}" if known else ""))
     result = drift.result
     if result is None:
         lines.append(drift.note or "no paired difference")
     else:
         test = "exact McNemar" if result.test == "mcnemar_exact" else "paired t"
-        lines.append(f"second − first {_n(result.difference, sign=True)} [{_n(result.ci[0], sign=True)}, "
-                     f"{_n(result.ci[1], sign=True)}] · p {_n(result.p_value, 4)} ({test}) · flips "
+        lines.append(f"second − first {fixed(result.difference, sign=True)} [{fixed(result.ci[0], sign=True)}, "
+                     f"{fixed(result.ci[1], sign=True)}] · p {p_value(result.p_value)} ({test}) · flips "
                      f"{'C→I' if drift.binary else 'down'} {len(drift.down):,}, {'I→C' if drift.binary else 'up'} {len(drift.up):,}")
     figures = []
     for name in AGREEMENT_FIGURES:
         value = getattr(agreement, name, None)
         if value is not None and math.isfinite(value):
             low, high = agreement.intervals.get(name, (math.nan, math.nan))
-            figures.append(f"{name} {value:.3f} [{_n(low, 2)}, {_n(high, 2)}]")
+            figures.append(f"{name} {value:.3f} [{fixed(low, 2)}, {fixed(high, 2)}]")
     lines.append("agreement: " + (" · ".join(figures) or (agreement.note or "—")))
     draws = view["draws"]
     if draws is not None:
-        lines.append(f"job {draws.job_id} asked its judge {draws.draws}×: flip rate {_n(draws.flip_rate)} "
-                     f"[{_n(draws.flip_interval[0])}, {_n(draws.flip_interval[1])}] (Wilson) · Fleiss κ {_n(draws.fleiss_kappa)} "
-                     f"· unanimous {_n(draws.unanimous)} · majority {_n(draws.headline)}, each draw "
-                     f"{_n(min(draws.draw_headlines, default=math.nan))}…{_n(max(draws.draw_headlines, default=math.nan))}")
+        lines.append(f"job {draws.job_id} asked its judge {draws.draws}×: flip rate {fixed(draws.flip_rate)} "
+                     f"[{fixed(draws.flip_interval[0])}, {fixed(draws.flip_interval[1])}] (Wilson) · Fleiss κ {fixed(draws.fleiss_kappa)} "
+                     f"· unanimous {fixed(draws.unanimous)} · majority {fixed(draws.headline)}, each draw "
+                     f"{fixed(min(draws.draw_headlines, default=math.nan))}…{fixed(max(draws.draw_headlines, default=math.nan))}")
     return lines + provenance_lines
 
 

@@ -44,6 +44,19 @@ class ColumnLayout:
                 return index
         return None
 
+    def visible(self, left: int, right: int) -> tuple[int, range]:
+        """The columns that show between virtual x `left` and `right`: (the cells before the first
+        of them, their indexes). A table of hundreds of columns (a cross-run table: two per run)
+        draws a screenful of them, not every one for every row."""
+        lefts, columns = self.lefts, self.columns
+        first = 0
+        while first < len(columns) and lefts[first] + columns[first].width + 1 <= left:
+            first += 1
+        end = first
+        while end < len(columns) and lefts[end] < right:
+            end += 1
+        return (lefts[first] if first < len(columns) else self.total_width), range(first, end)
+
 
 def mark_cut_columns(strip: Strip, spans: Sequence[tuple[int, int]], scroll_x: int, width: int) -> Strip:
     """`strip`, one line of a table's window (`width` cells from virtual x `scroll_x`), with an
@@ -63,11 +76,16 @@ def mark_cut_columns(strip: Strip, spans: Sequence[tuple[int, int]], scroll_x: i
     return strip
 
 
-def header_strip(layout: ColumnLayout, sort: str | None, descending: bool, style_of: StyleOf, width: int) -> Strip:
-    """The header line, the sorted column marked with its direction, padded to `width` cells."""
+def header_strip(
+    layout: ColumnLayout, sort: str | None, descending: bool, style_of: StyleOf, width: int, left: int = 0
+) -> Strip:
+    """The header line, the sorted column marked with its direction, padded to `width` cells
+    (virtual x; only the columns from `left` on are drawn, the cells before them blank)."""
     header, sorted_style = style_of("header"), style_of("header-sorted")
-    segments: list[Segment] = []
-    for column in layout.columns:
+    skipped, shown = layout.visible(left, width)
+    segments: list[Segment] = [Segment(" " * skipped, header)] if skipped else []
+    for index in shown:
+        column = layout.columns[index]
         label, style = column.label, header
         if column.key == sort:
             # The arrow always shows: the label gives way when the column is narrow.
@@ -79,13 +97,17 @@ def header_strip(layout: ColumnLayout, sort: str | None, descending: bool, style
 
 
 def cells_strip(
-    layout: ColumnLayout, row: Any, base: Style, style_of: StyleOf, *, cursor_column: int | None, width: int
-) -> Strip:
-    """One row's cells; `cursor_column` None off the cursor row, else the cursor cell's index
-    (the cursor row is highlighted across `width` cells)."""
+    layout: ColumnLayout, row: Any, base: Style, style_of: StyleOf, *, cursor_column: int | None, width: int,
+    left: int = 0,
+) -> Strip:  # fmt: skip
+    """One row's cells up to virtual x `width`, those before `left` blank (off screen: not drawn);
+    `cursor_column` None off the cursor row, else the cursor cell's index (the cursor row is
+    highlighted across `width` cells)."""
     cursor_style = style_of("cursor") if cursor_column is not None else None
-    segments: list[Segment] = []
-    for index, column in enumerate(layout.columns):
+    skipped, shown = layout.visible(left, width)
+    segments: list[Segment] = [Segment(" " * skipped, cursor_style or base)] if skipped else []
+    for index in shown:
+        column = layout.columns[index]
         try:
             cell = column.cell(row)
         except Exception as error:  # a bad value shows in its cell, not as a crash

@@ -12,6 +12,11 @@ at the same time.
 Every reload starts a new generation; jobs and results of an older one are dropped, so a page
 or count of the previous filter or sort never lands in the new table, and a count still running
 for an old generation is interrupted when the source can be.
+
+A page continues by key from a neighbouring page when one is known; which one is decided when
+the page is fetched, not when it was asked for: pages asked for together (a page-down past two
+pages, a prefetch queued behind the page it follows) each continue from the one fetched just
+before, instead of walking every key from the start to their offset.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evtui.app.widgets.sql_table.parts import PageRequest, PageSource
@@ -37,6 +42,7 @@ class _Job:
     generation: int = field(compare=False)
     page: int = field(compare=False, default=0)
     request: PageRequest | None = field(compare=False, default=None)
+    deferred: bool = field(compare=False, default=False)  # put back once to follow its neighbour
 
 
 class PageCache:
@@ -199,6 +205,8 @@ class PageCache:
         on_error: Callable[[int, str], None],
     ) -> None:
         """Run page jobs against `source` until `cancelled()`; called in the fetch thread."""
+        fetched: OrderedDict[int, list[Any]] = OrderedDict()  # this generation's pages fetched here, by number
+        fetched_generation = -1
         while not cancelled():
             try:
                 job = self._jobs.get(timeout=0.1)
@@ -206,11 +214,39 @@ class PageCache:
                 continue
             if job.generation != self.generation:
                 continue  # a reload made it stale
+            if job.generation != fetched_generation:
+                fetched.clear()
+                fetched_generation = job.generation
+            assert job.request is not None
+            request = self._anchored(job.request, job.page, fetched)
+            if request.after is None and request.before is None and job.page > 0 and not job.deferred \
+                    and job.page - 1 in self._pending and job.page - 1 not in fetched:
+                # The page before is on its way: fetched first, this one continues from its last row.
+                job.deferred, job.seq = True, 0  # last of its priority (the others' are negative)
+                self._jobs.put(job)
+                continue
             try:
-                assert job.request is not None
-                on_page(job.generation, job.page, source.fetch(job.request))
+                rows = source.fetch(request)
             except Exception as error:  # shown in the table; the loop keeps serving
                 on_error(job.generation, f"{type(error).__name__}: {error}")
+                continue
+            fetched[job.page] = rows
+            while len(fetched) > MAX_CACHED_PAGES:
+                fetched.popitem(last=False)
+            on_page(job.generation, job.page, rows)
+
+    def _anchored(self, request: PageRequest, page: int, fetched: dict[int, list[Any]]) -> PageRequest:
+        """`request` with a neighbour to continue from, when it has none and one is known now
+        (fetched by this loop since it was asked for, or cached)."""
+        if request.after is not None or request.before is not None:
+            return request
+        before_page = fetched.get(page - 1) or self._pages.get(page - 1)
+        if before_page and len(before_page) == self.page_size:
+            return replace(request, after=before_page[-1])
+        after_page = fetched.get(page + 1) or self._pages.get(page + 1)
+        if after_page:
+            return replace(request, before=after_page[0])
+        return request
 
     def serve_counts(
         self,

@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import on, work
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -165,6 +165,7 @@ class SqlTable(ScrollView, can_focus=True):
         self._cache = PageCache(page_size)
         self.error: str | None = None
         self._loops: dict[bool, Worker[None]] = {}  # the page loop (False) and the count loop (True)
+        self._frame_style: Style | None = None  # rich_style while a frame is drawn (render_lines)
 
     @property
     def columns(self) -> list[Column]:
@@ -310,19 +311,36 @@ class SqlTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._request_visible()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The widget's style is worked out from its ancestors' each time it is asked for: once a
+        # frame here, not once a line (it was a quarter of a page-down's drawing).
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
+
+    @property
+    def _base_style(self) -> Style:
+        return self._frame_style if self._frame_style is not None else self.rich_style
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y == 0:
-            strip = header_strip(self._layout, self.sort, self.descending, self._style_of, width + int(scroll_x))
+            strip = header_strip(self._layout, self.sort, self.descending, self._style_of, width + int(scroll_x), int(scroll_x))
         else:
             index = scroll_y + y - 1
             strip = self._row_strip(index)
-        window = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        window = strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
         if y and (self.row_count is None or scroll_y + y - 1 >= self.row_count):
             return window  # below the last row (or the empty table's message): no columns to cut
-        # The window the user sees: a vertical scrollbar covers the last cells of the line.
-        return mark_cut_columns(window, self._layout.spans, int(scroll_x), self.scrollable_content_region.width)
+        # The window the user sees (a vertical scrollbar covers the last cells of the line); only
+        # its first and last columns can be cut by its edges.
+        seen = self.scrollable_content_region.width
+        _, shown = self._layout.visible(int(scroll_x), int(scroll_x) + seen)
+        spans = [self._layout.spans[index] for index in sorted({shown[0], shown[-1]})] if shown else []
+        return mark_cut_columns(window, spans, int(scroll_x), seen)
 
     def _style_of(self, name: str) -> Style:
         return self.get_component_rich_style(f"sqltable--{name}")
@@ -357,10 +375,13 @@ class SqlTable(ScrollView, can_focus=True):
         cursor = index == self.cursor_row
         if row is None:
             style = self._style_of("loading") + self._style_of("cursor") if cursor else self._style_of("loading")
-            return Strip([Segment(" " + (self.error or "…"), style)]).extend_cell_length(self._total_width, style)
+            # as wide as the view reaches (not the whole table: thousands of cells across 200 runs)
+            reach = min(self._total_width, self.size.width + int(self.scroll_offset.x))
+            return Strip([Segment(" " + (self.error or "…"), style)]).extend_cell_length(reach, style)
         return cells_strip(
-            self._layout, row, self.rich_style, self._style_of,
+            self._layout, row, self._base_style, self._style_of,
             cursor_column=self.cursor_column if cursor else None, width=self.size.width + int(self.scroll_offset.x),
+            left=int(self.scroll_offset.x),
         )  # fmt: skip
 
     # -- cursor ---------------------------------------------------------------------------------
