@@ -12,6 +12,7 @@ from conftest import settle
 
 from evtui.app.app import EvtuiApp
 from evtui.app.screens.across.table import AcrossRunsScreen
+from evtui.app.widgets.sql_table.parts import fit_cell
 from evtui.app.widgets.sql_table.table import SqlTable
 from evtui.store.location import default_index_path
 from evtui.store.queries.across_runs import across_columns, page_across, table_header
@@ -68,6 +69,6 @@ async def test_a_wide_cross_run_table_draws_only_the_columns_on_screen_and_scrol
         await pilot.pause()
         heading = line(table, 0)
         assert header[-per_run] == f"{RUNS} answer" and f"{RUNS} answer" in heading
-        assert heading.rstrip().endswith(header[-1][:8])
+        assert heading.rstrip().endswith(fit_cell(header[-1], 8, "right").strip())  # `40 incl…`, fitted with an ellipsis
         last_answer = first[0].answers[RUNS]
         assert last_answer[:10] in line(table, 1)  # run 40's answer to the first sample, on its row

@@ -17,9 +17,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from textual.worker import get_current_worker
 
+from evtui.app.formatting import middle_ellipsis
 from evtui.app.safe_content import plain
 from evtui.store.export.view import SampleView, TableView
 from evtui.app.widgets.safe_input import SafeInput
+from evtui.safe_text import safe_line
 
 
 @dataclass
@@ -37,6 +39,9 @@ class ExportDone(Message):
 class ExportFailed(Message):
     error: str
 
+
+# The cells a run's title, a filter or a search takes in the summary: a line of the dialog at 80 columns.
+SUMMARY_PART_CELLS = 70
 
 class ExportViewDialog(ModalScreen[Path | None]):
     """Pick CSV or JSON and a path; the export runs in a worker; dismissed with the written path."""
@@ -87,7 +92,9 @@ class ExportViewDialog(ModalScreen[Path | None]):
                 parts.append(f"search: {view.search}")
         with Vertical():
             yield Label(heading)
-            yield Static(plain(" · ".join(parts)), id="export-summary")
+            # A run's title, filter or search takes a line at most: a long one loses its middle
+            # rather than push the buttons off an 80×24 terminal.
+            yield Static(plain(" · ".join(middle_ellipsis(safe_line(part), SUMMARY_PART_CELLS) for part in parts)), id="export-summary")
             with RadioSet(id="export-format"):
                 # A chart screen's export is first of all the chart.
                 yield RadioButton("CSV", value=self.svg is None, id="format-csv")

@@ -12,8 +12,13 @@ from textual.screen import ModalScreen
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
+from rich.cells import cell_len
+from rich.text import Text
+
+from evtui.app.formatting import middle_ellipsis
 from evtui.app.messages import FailuresLoaded
 from evtui.app.safe_content import plain
+from evtui.safe_text import safe_line
 
 
 class FailuresDialog(ModalScreen[None]):
@@ -57,10 +62,17 @@ class FailuresDialog(ModalScreen[None]):
         table = self.query_one("#failures-table", DataTable)
         # Content, never str: a DataTable reads a str cell as markup, and file names are run data.
         # DataTable cannot measure Content, so the widths are given.
-        rows = [(plain(path), plain(error, 300)) for path, error in failures]
+        # The error wraps in the width the file leaves (at 80 columns it was cut after a few
+        # words); a long path loses its middle, not its name.
+        room = (table.size.width or int(self.app.size.width * 0.9) - 4) - 2 - 2 * 2 * table.cell_padding
+        # The error as rich Text (never markup-parsed, like Content): a DataTable row of auto
+        # height wraps Text to its column, not Content.
+        rows = [(safe_line(path), Text(safe_line(error, 300))) for path, error in failures]
+        file_width = min(max([4, *(cell_len(path) for path, _ in rows)]), 60, max(16, room * 2 // 5))
+        error_width = max(min(max([5, *(error.cell_len for _, error in rows)]), 300, room - file_width), 20)
         table.clear(columns=True)
-        table.add_column("File", width=min(max([4, *(row[0].cell_length for row in rows)]), 60))
-        table.add_column("Error", width=min(max([5, *(row[1].cell_length for row in rows)]), 300))
-        for row in rows:
-            table.add_row(*row)
+        table.add_column("File", width=file_width)
+        table.add_column("Error", width=error_width)
+        for path, error in rows:
+            table.add_row(plain(middle_ellipsis(path, file_width)), error, height=None)
         table.display = bool(count)

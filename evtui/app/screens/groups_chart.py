@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
+
 from evtui.app.widgets.plots.intervals import IntervalChart, IntervalRow, IntervalSeries
 from evtui.scoring.stats.intervals import GroupInterval, group_intervals, plotted_metric
 
@@ -45,10 +47,14 @@ def draw_group_chart(chart: IntervalChart, groups: Sequence[Any], scorer: str | 
         return "nothing to draw"
     has_interval = any(row.low is not None for row in parts)
     methods = list(dict.fromkeys(row.method for row in parts if row.method))
-    small = " (n<30 in some groups)" if any(row.tag.endswith("<30") for row in parts) else ""
+    few = any(row.tag.endswith("<30") for row in parts)
+    small = " (n<30 in some groups)" if few else ""
     x_label = label + (f" · bar = value, ─●─ = 95% interval ({', '.join(methods)}){small}" if has_interval else " (no stderr: no interval)")
     if whole is not None:
         x_label += " · ⡇ = whole run"
+    if cell_len(x_label) > (chart.size.width or chart.app.size.width):  # the legend in fewer words (80 columns)
+        x_label = label + (f" · ─●─ 95% ({', '.join(methods)}){', n<30' if few else ''}" if has_interval else " · no interval")
+        x_label += " · ⡇ whole run" if whole is not None else ""
     low = min([0.0] + [row.low if row.low is not None else row.value for row in parts])
     chart.show_intervals(
         [IntervalSeries("", [IntervalRow(row.label, row.value, row.low, row.high) for row in parts])],

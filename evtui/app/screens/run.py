@@ -9,6 +9,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
@@ -74,14 +75,18 @@ class RunScreen(Screen[None]):
         yield Header()
         summary = Static("loading…", id="run-summary")
         summary.border_title = "Run"
-        yield summary
-        yield Static("", id="run-integrity")  # samples planned … errored, scored / unscored by whose failure
+        # At most half the screen: on a short terminal the summary and the integrity lines scroll
+        # here rather than push the results below the fold or lose their last lines.
+        with VerticalScroll(id="run-info"):
+            yield summary
+            yield Static("", id="run-integrity")  # samples planned … errored, scored / unscored by whose failure
         yield LiveProgress(id="run-live")  # shown while the run is being written
         live_chart = LiveMetricChart(id="run-live-chart")  # its first metric over the samples, once two counts have one
         live_chart.display = False  # hidden from the start, so its table never takes the first focus
         yield live_chart
         yield Static("Results", id="results-title")
-        yield Static("", id="run-notes")  # why a re-score would not reproduce the recorded metrics
+        with VerticalScroll(id="run-notes-box"):  # a sixth of the screen, scrolling when there are more notes
+            yield Static("", id="run-notes")  # why a re-score would not reproduce the recorded metrics
         yield BoundedTable(("Scorer", "Reducer", "Metric", "Value", "Scored", "Source"), enter_label="Samples", id="results-table")
         yield StatusLine(id="run-status")
         yield KeyFooter()

@@ -8,14 +8,30 @@ from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.content import Content
 from textual.coordinate import Coordinate
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from evtui.app.safe_content import plain, sanitised
+from evtui.app.widgets.sql_table.draw import mark_cut_columns
 
 MAX_COLUMN_WIDTH = 60
 # Columns of names (a run's task, model) that must not push the figures off the screen: at most a
 # fifth of the terminal, 16 to 40 cells; the full name is on the run's own screen.
 NAME_COLUMN_CAP = (16, 40)
+
+
+def edge_marked_line(table: DataTable, y: int, strip: Strip) -> Strip:
+    """Line `y` of `table` as drawn (`strip`), a column cut by the window's edge (the table
+    scrolls sideways at 80 columns) ending in an ellipsis, header and cells
+    (sql_table/draw.py mark_cut_columns)."""
+    if y >= (table.header_height if table.show_header else 0) + table.row_count - int(table.scroll_offset.y):
+        return strip  # below the last row
+    spans, left = [], table._row_label_column_width if table.show_row_labels else 0
+    for column in table.ordered_columns:
+        width = column.get_render_width(table)
+        spans.append((left, left + width))
+        left += width
+    return mark_cut_columns(strip, spans, int(table.scroll_offset.x), table.scrollable_content_region.width)
 
 
 class FittingCell(Content):
@@ -96,6 +112,9 @@ class BoundedTable(DataTable[Content]):
             self.add_row(*row, key=keys[index] if keys else None)
         if cells:
             self.move_cursor(row=min(max(cursor, 0), len(cells) - 1), animate=False)
+
+    def render_line(self, y: int) -> Strip:
+        return edge_marked_line(self, y, super().render_line(y))
 
     def full_row_at(self, index: int) -> list[Content]:
         """Row `index` with each fitting cell whole (an export writes the whole headline, however

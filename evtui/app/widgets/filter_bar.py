@@ -23,6 +23,9 @@ from evtui.app.widgets.safe_input import SafeInput
 
 FILTER_PLACEHOLDER = 'filter, e.g. match == "I" and tokens > 2000   (Enter applies)'
 SEARCH_PLACEHOLDER = "search input and output"
+# Shorter forms for a narrow terminal, longest first (SafeInput shows the longest that fits).
+FILTER_PLACEHOLDERS = (FILTER_PLACEHOLDER, 'filter, e.g. match == "I" and tokens > 2000', 'filter, e.g. match == "I"', "filter")
+SEARCH_PLACEHOLDERS = (SEARCH_PLACEHOLDER, "search input, output", "search text", "search")
 
 
 class FilterBar(Widget):
@@ -77,8 +80,8 @@ class FilterBar(Widget):
     def compose(self) -> ComposeResult:
         with Vertical():
             with Horizontal():
-                yield SafeInput(self.applied_filter or "", placeholder=FILTER_PLACEHOLDER, id="filter-input")
-                yield SafeInput(self.applied_search or "", placeholder=SEARCH_PLACEHOLDER, id="search-input")
+                yield SafeInput(self.applied_filter or "", placeholders=FILTER_PLACEHOLDERS, id="filter-input")
+                yield SafeInput(self.applied_search or "", placeholders=SEARCH_PLACEHOLDERS, id="search-input")
             yield Static("", id="filter-error", classes="-hidden", markup=False)
 
     @property

@@ -6,8 +6,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar, Static
 
+from evtui.app.formatting import middle_ellipsis
 from evtui.app.safe_content import plain
 from evtui.grading.fleet import endpoint_line
+from evtui.safe_text import safe_line
 from evtui.scoring.jobs.config import JobProgress
 
 
@@ -59,8 +61,10 @@ class JobProgressView(Vertical):
     JobProgressView .job-run { height: 1; color: $text-muted; }
     JobProgressView .scorer-row { height: 1; }
     JobProgressView .scorer-name { width: 24; }
-    JobProgressView .scorer-row ProgressBar { width: 44; }
-    JobProgressView .scorer-text { width: 1fr; }
+    JobProgressView .scorer-row ProgressBar { width: 1fr; max-width: 44; }  /* narrower at 80 columns */
+    JobProgressView .scorer-row ProgressBar > Horizontal { width: 1fr; }
+    JobProgressView .scorer-row Bar { width: 1fr; }
+    JobProgressView .scorer-text { width: auto; }
     JobProgressView .job-endpoints { height: auto; color: $text-muted; }
     """
 
@@ -85,7 +89,8 @@ class JobProgressView(Vertical):
                 row.remove()
             self._rows.clear()
         self.query_one(".job-headline", Static).update(plain(progress_summary(progress, label)))
-        self.query_one(".job-run", Static).update(plain(progress.run_path or ""))
+        run = self.query_one(".job-run", Static)  # a long path loses its middle, not the file's name
+        run.update(plain(middle_ellipsis(safe_line(progress.run_path or ""), run.content_region.width or self.app.size.width - 2)))
         endpoints = self.query_one(".job-endpoints", Static)
         endpoints.update("\n".join(f"grader {endpoint_line(e)}" for e in progress.endpoints))
         endpoints.display = bool(progress.endpoints)

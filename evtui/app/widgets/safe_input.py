@@ -5,9 +5,16 @@ group, a queue named after a scorer, an export path named after a run file) or p
 would send an ESC to the terminal. SafeInput keeps the value exact (what the user submits is what
 was there) and draws each control, bidi or invisible character as one visible character
 (safe_chars), so the cursor's place in the value is its place on screen.
+
+A placeholder may come in shorter forms (`placeholders`, longest first): the input shows the
+longest that fits its width, so at 80 columns a hint reads `filter, e.g. match == "I"` rather
+than being cut inside its example.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.text import Text
@@ -20,6 +27,17 @@ from evtui.safe_text import safe_chars
 
 class SafeInput(Input):
     """Input whose drawn text never holds a raw control or bidi character."""
+
+    def __init__(self, value: str | None = None, placeholder: str = "", *args: Any,
+                 placeholders: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(value, placeholder or (placeholders[0] if placeholders else ""), *args, **kwargs)
+        self.placeholder_forms = tuple(placeholders)
+
+    def on_resize(self) -> None:
+        if self.placeholder_forms:
+            room = self.content_region.width
+            forms = self.placeholder_forms
+            self.placeholder = next((form for form in forms if cell_len(form) <= room), forms[-1])
 
     @property
     def _value(self) -> Text:

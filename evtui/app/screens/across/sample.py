@@ -42,7 +42,8 @@ class AcrossSampleScreen(Screen[None]):
     DEFAULT_CSS = """
     AcrossSampleScreen #across-sample-head { height: auto; max-height: 8; padding: 0 1; }
     AcrossSampleScreen #across-sample-runs { height: 1fr; }
-    AcrossSampleScreen .across-run { width: 48; min-width: 30; height: 1fr; border: round $panel; padding: 0 1; }
+    /* 48 cells a run where there is room; at 80 columns two runs share the width (38 at least). */
+    AcrossSampleScreen .across-run { width: 1fr; min-width: 38; max-width: 48; height: 1fr; border: round $panel; padding: 0 1; }
     """
 
     def __init__(self, runs: list[Any], sample_id: str, epoch: int, rowids: dict[int, int]) -> None:

@@ -88,7 +88,7 @@ def across_table_columns(runs: list[Any], width: int) -> list[Column]:
         if column.scorer is None:
             columns.append(Column(column.key, column.label, ANSWER_WIDTH, _answer_cell(column), sortable=False))
         else:
-            columns.append(Column(column.key, column.label[:SCORE_WIDTH], SCORE_WIDTH, _score_cell(column),
+            columns.append(Column(column.key, column.label, SCORE_WIDTH, _score_cell(column),  # fit_cell: `1 overl…`
                                   align="right", sortable=False))  # fmt: skip
     return columns
 

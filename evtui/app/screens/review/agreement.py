@@ -75,7 +75,7 @@ class AgreementScreen(Screen[None]):
     AgreementScreen #agreement-headline { height: auto; padding: 0 1; border: round $primary; }
     AgreementScreen #agreement-pairs { height: auto; max-height: 40%; }
     AgreementScreen #agreement-panel, AgreementScreen #agreement-reliability { height: 1fr; }
-    AgreementScreen #agreement-hint { height: 1; padding: 0 1; color: $text-muted; }
+    AgreementScreen #agreement-hint { height: auto; padding: 0 1; color: $text-muted; }  /* two lines at 80 columns */
     """
 
     @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
@@ -72,7 +72,8 @@ def summary_lines(view: dict[str, Any]) -> list[str]:
 class JudgesScreen(Screen[None]):
     TITLE = "Judge against judge"
     DEFAULT_CSS = """
-    JudgesScreen #judges-summary { height: auto; max-height: 50%; overflow-y: auto; padding: 0 1; border: round $primary; }
+    JudgesScreen #judges-summary-box { height: auto; max-height: 50%; }
+    JudgesScreen #judges-summary { height: auto; padding: 0 1; border: round $primary; }
     JudgesScreen #judges-tables { height: 1fr; }
     JudgesScreen #judges-confusion { width: auto; max-width: 40%; height: 1fr; margin-right: 1; }
     JudgesScreen #judges-flips { width: 1fr; height: 1fr; }
@@ -97,7 +98,8 @@ class JudgesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("comparing the sources…", id="judges-summary")
+        with VerticalScroll(id="judges-summary-box"):  # at most half the screen; scrolls on a short terminal
+            yield Static("comparing the sources…", id="judges-summary")
         with Horizontal(id="judges-tables"):  # the confusion beside the flips: both keep the height
             yield BoundedTable(("",), enter_label="Samples", id="judges-confusion")
             yield BoundedTable(FLIP_COLUMNS, enter_label="Open", id="judges-flips")

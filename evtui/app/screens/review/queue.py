@@ -76,7 +76,7 @@ class ReviewScreen(Screen[None]):
         Binding("m", "pick_metadata", "Metadata keys", id="review.metadata"),
     ]
     DEFAULT_CSS = """
-    ReviewScreen #review-progress-line { height: 1; padding: 0 1; }
+    ReviewScreen #review-progress-line { height: auto; padding: 0 1; }  /* two lines at 80 columns */
     ReviewScreen ProgressBar { padding: 0 1; height: 1; }
     ReviewScreen #review-body { height: 1fr; padding: 0 1; }
     ReviewScreen .review-part { margin-bottom: 1; }

@@ -3,6 +3,7 @@ when the theme changes. Subclasses keep the numbers they were given and draw the
 
 from __future__ import annotations
 
+from rich.cells import cell_len, set_cell_size
 from rich.markup import escape as escape_markup
 from textual.app import ComposeResult
 from textual.containers import Grid
@@ -94,6 +95,28 @@ class Chart(PlotWidget, can_focus=False):
         # labels cut to the old margin and the plot running past the right edge.
         super()._update_margin_sizes()
         self.call_after_refresh(self.refresh, layout=True)
+
+    # textual-plot centres the axis labels on a point and lets the canvas cut what runs past its
+    # edges: at 80 columns the groups chart's legend lost both ends. Here a label stays inside its
+    # margin, centred where it fits, shortened with an ellipsis where it does not.
+    def _render_x_label(self) -> None:
+        plot = self.query_one("#plot", Canvas)
+        self._write_label(self.query_one("#margin-bottom", Canvas), plot.size.width // 2 + self.margin_left, 2, self._x_label)
+
+    def _render_y_label(self) -> None:
+        self._write_label(self.query_one("#margin-top", Canvas), self.margin_left - 2, 0, self._y_label)
+
+    def _write_label(self, margin: Canvas, centre: int, y: int, label: str) -> None:
+        width = margin.size.width
+        if width <= 0 or not label:
+            return
+        text = safe_line(label, None)
+        if cell_len(text) > width:
+            text = set_cell_size(text, width - 1) + "…"
+        half, odd = divmod(cell_len(text), 2)
+        left = centre - half + (0 if odd else 1)  # where textual-plot's centring puts it
+        left = min(max(left, 0), width - cell_len(text))
+        margin.write_text(left, y, f"[{self.get_component_rich_style('plot--label')}]{text}", TextAlign.LEFT)
 
     def _redraw(self) -> None:
         if not self.has_data:

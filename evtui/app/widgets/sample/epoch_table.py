@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.content import Content
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from evtui.app import formatting as fmt
+from evtui.app.widgets.bounded_table import edge_marked_line
 from evtui.app.widgets.sample.score_card import value_text
 from evtui.safe_text import safe_line
 from evtui.store.queries.samples import EpochRow
@@ -48,6 +50,9 @@ class EpochTable(DataTable[Content]):
             self.add_row(*cells, key=str(row.rowid))
         current = next((i for i, row in enumerate(self.epochs) if row.epoch == self.current_epoch), 0)
         self.move_cursor(row=current)
+
+    def render_line(self, y: int) -> Strip:
+        return edge_marked_line(self, y, super().render_line(y))  # `tool_called[get_w…` at 80 columns
 
     def rowid_at(self, index: int) -> int | None:
         return self.epochs[index].rowid if 0 <= index < len(self.epochs) else None

@@ -30,6 +30,7 @@ class ColumnLayout:
             self.lefts.append(left)
             left += column.width + 1
         self.total_width = left
+        self.spans = [(left, left + column.width) for left, column in zip(self.lefts, self.columns, strict=True)]
 
     def span(self, index: int) -> tuple[int, int]:
         """Virtual x of the column's first cell and just past its last."""
@@ -43,7 +44,6 @@ class ColumnLayout:
                 return index
         return None
 
-
     def visible(self, left: int, right: int) -> tuple[int, range]:
         """The columns that show between virtual x `left` and `right`: (the cells before the first
         of them, their indexes). A table of hundreds of columns (a cross-run table: two per run)
@@ -56,6 +56,24 @@ class ColumnLayout:
         while end < len(columns) and lefts[end] < right:
             end += 1
         return (lefts[first] if first < len(columns) else self.total_width), range(first, end)
+
+
+def mark_cut_columns(strip: Strip, spans: Sequence[tuple[int, int]], scroll_x: int, width: int) -> Strip:
+    """`strip`, one line of a table's window (`width` cells from virtual x `scroll_x`), with an
+    ellipsis in the last visible cell of a column the window's right edge cuts through, and in
+    the first of one its left edge cuts: at 80 columns a header reads `Cre…`, not `Crea`."""
+    marks = []
+    for left, right in spans:
+        if left < scroll_x + width < right:
+            marks.append(width - 1)
+        if left < scroll_x < right:
+            marks.append(0)
+    for x in marks:
+        if 0 <= x < strip.cell_length:
+            before, cell, after = strip.divide([x, x + 1, strip.cell_length])
+            style = next((segment.style for segment in cell if segment.text), None)
+            strip = Strip.join([before, Strip([Segment("…", style)], 1), after])
+    return strip
 
 
 def header_strip(

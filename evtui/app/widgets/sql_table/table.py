@@ -27,7 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker, get_current_worker
 
-from evtui.app.widgets.sql_table.draw import ColumnLayout, cells_strip, header_strip
+from evtui.app.widgets.sql_table.draw import ColumnLayout, cells_strip, header_strip, mark_cut_columns
 from evtui.app.widgets.sql_table.pages import PageCache
 from evtui.app.widgets.sql_table.parts import Column, PageRequest, PageSource, Role
 
@@ -332,7 +332,15 @@ class SqlTable(ScrollView, can_focus=True):
         else:
             index = scroll_y + y - 1
             strip = self._row_strip(index)
-        return strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
+        window = strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
+        if y and (self.row_count is None or scroll_y + y - 1 >= self.row_count):
+            return window  # below the last row (or the empty table's message): no columns to cut
+        # The window the user sees (a vertical scrollbar covers the last cells of the line); only
+        # its first and last columns can be cut by its edges.
+        seen = self.scrollable_content_region.width
+        _, shown = self._layout.visible(int(scroll_x), int(scroll_x) + seen)
+        spans = [self._layout.spans[index] for index in sorted({shown[0], shown[-1]})] if shown else []
+        return mark_cut_columns(window, spans, int(scroll_x), seen)
 
     def _style_of(self, name: str) -> Style:
         return self.get_component_rich_style(f"sqltable--{name}")
