@@ -257,6 +257,23 @@ async def test_escape_cancels_the_dialog_then_returns_to_the_previous_screen(log
         assert isinstance(app.screen, RunsScreen)
 
 
+async def test_the_edit_dialog_footer_shows_its_own_keys_not_the_sample_screens(logs):
+    """A dialog over a screen lists the keys that work in it (Esc Cancel), not the dimmed screen's
+    below it (e Edit score, n Next), which do nothing while the dialog is open."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(logs)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await open_sample(app, pilot, "model_graded.eval", "2")
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, EditScoreDialog)
+        keys = [str(key.description) for key in dialog.query(FooterKey) if key.display]
+        assert "Cancel" in keys
+        assert "Edit score" not in keys and "Next" not in keys
+
+
 async def test_copy_the_sample_id_and_the_explanation(logs, monkeypatch):
     monkeypatch.setenv("EVTUI_CLIPBOARD", "osc52")  # copying is off unless the user allows it
     app = make_app(logs)

@@ -14,6 +14,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from evtui.app.safe_content import plain
+from evtui.app.widgets.key_footer import KeyFooter
 
 
 class ConfusionSamplesDialog(ModalScreen[None]):
@@ -38,6 +39,7 @@ class ConfusionSamplesDialog(ModalScreen[None]):
             yield Static(plain(f"{self.label}: {len(self.samples)} sample{'s' if len(self.samples) != 1 else ''}"))
             yield OptionList(*[Option(plain(f"sample {s} · epoch {e}")) for s, e in self.samples], id="confusion-list")
             yield Static("a: queue these for adjudication · Enter: open one · Esc: close", id="confusion-message")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     @on(OptionList.OptionSelected)
     def _open(self, event: OptionList.OptionSelected) -> None:

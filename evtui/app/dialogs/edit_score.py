@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 from evtui.safe_text import safe_line
 from evtui.sample_view import ScoreView
 from evtui.store.score_edits import default_author, parse_score_value
+from evtui.app.widgets.key_footer import KeyFooter
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class EditScoreDialog(ModalScreen[ScoreEditRequest | None]):
             with Horizontal(id="edit-buttons"):
                 yield Button("Cancel", id="edit-cancel")
                 yield Button("Save", id="edit-save", variant="primary")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def on_mount(self) -> None:
         self.query_one("#edit-value", Input).focus()

@@ -15,6 +15,7 @@ from evtui.app.safe_content import plain
 from evtui.app.widgets.line_view import Block, LineView, clipped
 from evtui.safe_text import safe_block
 from evtui.sample_view import EventNode
+from evtui.app.widgets.key_footer import KeyFooter
 
 RAW_LIMIT = 2_000_000  # characters of the recorded event shown (the run file has all of it)
 
@@ -49,6 +50,7 @@ class EventDetailDialog(ModalScreen[None]):
             yield Static(plain(node.title, 300), id="event-detail-title")
             yield LineView(blocks, id="event-detail-text")
             yield Static("↑↓ PgUp PgDn scroll · Esc closes", id="event-detail-hint")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def on_mount(self) -> None:
         self.query_one("#event-detail-text", LineView).focus()

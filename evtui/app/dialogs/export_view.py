@@ -22,6 +22,7 @@ from evtui.app.safe_content import plain
 from evtui.store.export.view import SampleView, TableView
 from evtui.app.widgets.safe_input import SafeInput
 from evtui.safe_text import safe_line
+from evtui.app.widgets.key_footer import KeyFooter
 
 
 @dataclass
@@ -106,6 +107,7 @@ class ExportViewDialog(ModalScreen[Path | None]):
             with Horizontal():
                 yield Button("Export", variant="primary", id="export-start")
                 yield Button("Cancel", id="export-cancel")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def on_mount(self) -> None:
         self.load_defaults()

@@ -19,6 +19,7 @@ from evtui.app.formatting import middle_ellipsis
 from evtui.app.messages import FailuresLoaded
 from evtui.app.safe_content import plain
 from evtui.safe_text import safe_line
+from evtui.app.widgets.key_footer import KeyFooter
 
 
 class FailuresDialog(ModalScreen[None]):
@@ -37,6 +38,7 @@ class FailuresDialog(ModalScreen[None]):
             table: DataTable[Content] = DataTable(cursor_type="row", id="failures-table")
             yield table
             yield Static("escape closes", id="failures-hint")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def on_mount(self) -> None:
         self._show(self.failures)

@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, SelectionList, Static
 
 from evtui.app.safe_content import plain
+from evtui.app.widgets.key_footer import KeyFooter
 
 
 class MetadataColumnsDialog(ModalScreen[list[str] | None]):
@@ -41,6 +42,7 @@ class MetadataColumnsDialog(ModalScreen[list[str] | None]):
                 yield Button("Cancel", id="metadata-columns-cancel")
                 if self.keys:
                     yield Button("Apply", variant="primary", id="metadata-columns-apply")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def action_apply(self) -> None:
         if not self.keys:

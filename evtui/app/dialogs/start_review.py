@@ -15,6 +15,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from evtui.app.safe_content import plain
 from evtui.app.widgets.safe_input import SafeInput
+from evtui.app.widgets.key_footer import KeyFooter
 
 # (label, Selection kind, disagreement kind)
 CHOICES: list[tuple[str, str, str]] = [
@@ -73,6 +74,7 @@ class StartReviewDialog(ModalScreen[tuple[str, str] | None]):
             with Horizontal(id="review-buttons"):
                 yield Button("Cancel", id="review-cancel")
                 yield Button("Start", id="review-start", variant="primary")
+        yield KeyFooter()  # the dialog's own keys, not the dimmed screen's below it
 
     def on_mount(self) -> None:
         self._show_random()
