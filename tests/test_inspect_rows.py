@@ -33,6 +33,19 @@ def _inspect_logs() -> list[Path]:
 LOGS = _inspect_logs()
 
 
+def _readable(log: Path) -> bool:
+    try:
+        detect.read_runs(log)
+    except ReaderError:
+        return False
+    return True
+
+
+# A log the reader refuses before its samples has no rows to compare: the whole-index test above
+# covers its failure, so the per-sample comparison takes the readable ones only.
+READABLE_LOGS = [log for log in LOGS if _readable(log)]
+
+
 def _summary(report) -> tuple:
     return ([(f.path, f.part, f.samples, f.scores, f.status, f.change, f.warnings) for f in report.files],
             sorted((f.path, f.error) for f in report.failures))  # fmt: skip
@@ -66,12 +79,9 @@ def test_every_inspect_fixture_indexes_the_same_as_through_records(tmp_path, mon
     assert sum(taken) > 0.8 * len(taken) and not all(taken)
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("log", READABLE_LOGS, ids=lambda p: str(p.relative_to(DATA)))
 def test_each_sample_maps_to_the_same_row(log):
-    try:
-        reads = detect.read_runs(log)
-    except ReaderError:
-        pytest.skip(f"{log.name} is refused before its samples (the index test covers its failure)")
+    reads = detect.read_runs(log)
     for read in reads:
         assert read.raw_samples is not None
         try:
