@@ -130,8 +130,11 @@ async def screen_timings(path: Path, run_ids: list[int], repeat: int = 30) -> di
     def since(start: tuple[float, float]) -> tuple[float, float]:
         return time.perf_counter() - start[0], time.process_time() - start[1]
 
+    from evtui.gc_pause import settle_for_interactive_use
+
     app = EvtuiApp(db_path=path)
     app.animation_level = "none"
+    settle_for_interactive_use()  # as `evtui` does before the app runs (commands/open.py)
     async with app.run_test(size=(160, 45)):
         started = clock()
         app.push_screen(AcrossRunsScreen(run_ids, title="bench"))

@@ -1,39 +1,38 @@
-"""The collector pause used around bulk metric work: nested and overlapping pauses restore it."""
+"""The collector settings the interactive app runs with (evtui/gc_pause.py)."""
 
 from __future__ import annotations
 
 import gc
-import threading
 
-from evtui.gc_pause import gc_paused
+import pytest
+
+from evtui.gc_pause import INTERACTIVE_THRESHOLDS, gc_paused, settle_for_interactive_use
 
 
-def test_overlapping_pauses_switch_the_collector_back_on_only_after_the_last():
+@pytest.fixture
+def restored_collector():
+    thresholds = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+def test_settling_freezes_what_exists_and_makes_young_collections_rarer(restored_collector):
+    made_before = [[index] for index in range(1000)]  # tracked containers, as the imports make
+    settle_for_interactive_use()
+    assert gc.get_freeze_count() >= len(made_before)
+    assert gc.get_threshold() == INTERACTIVE_THRESHOLDS
     assert gc.isenabled()
-    inner_started, outer_may_end = threading.Event(), threading.Event()
-    seen: list[bool] = []
+    made_after: list = []
+    made_after.append(made_after)  # a cycle made later is still collected
+    del made_after
+    assert gc.collect() >= 1
 
-    def other_thread() -> None:
-        with gc_paused():
-            inner_started.set()
-            outer_may_end.wait(5)
-        seen.append(gc.isenabled())  # the first pause is still open
 
+def test_pauses_nest_and_the_collector_comes_back_on():
+    assert gc.isenabled()
     with gc_paused():
-        thread = threading.Thread(target=other_thread)
-        thread.start()
-        inner_started.wait(5)
-        outer_may_end.set()
-        thread.join(5)
-        assert gc.isenabled() is False
-    assert seen == [False] and gc.isenabled()
-
-
-def test_a_collector_that_was_off_stays_off():
-    gc.disable()
-    try:
         with gc_paused():
-            pass
+            assert not gc.isenabled()
         assert not gc.isenabled()
-    finally:
-        gc.enable()
+    assert gc.isenabled()

@@ -95,5 +95,8 @@ def run(args: argparse.Namespace) -> int:
         review = (args.review, reviewer_name(getattr(args, "reviewer", None)))
     app = EvtuiApp(db_path=db_path, ingest_paths=ingest_paths, theme_name=args.theme, source_label=label,
                    review=review, reviewer=getattr(args, "reviewer", None))
+    from evtui.gc_pause import settle_for_interactive_use
+
+    settle_for_interactive_use()  # after the imports and the app's construction: see gc_pause.py
     app.run()
     return app.return_code or 0

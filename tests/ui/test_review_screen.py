@@ -247,6 +247,7 @@ async def test_the_palette_resumes_a_queue_and_the_cli_option_opens_one(graded, 
     # `evtui --review NAME --reviewer WHO` hands the queue and reviewer to the app.
     made = {}
     monkeypatch.setattr("evtui.app.app.EvtuiApp.run", lambda self: made.setdefault("review", self.review))
+    monkeypatch.setattr("evtui.gc_pause.settle_for_interactive_use", lambda: None)  # not the test process's collector
     parser = argparse.ArgumentParser()
     open_command.add_arguments(parser)
     assert open_command.run(parser.parse_args(["--db", str(db_path), "--review", "from-palette", "--reviewer", "fay"])) == 0
