@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
-from evtui.commands.run_paths import as_location, index_path_for, index_runs, latest_attempts, missing_paths_message
+from evtui.commands.run_paths import as_location, index_path_for, index_runs, latest_attempts, missing_paths_message, usage_error
 from evtui.number_text import fixed, p_value
 from evtui.safe_text import safe_line
 
@@ -42,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return usage_error(PROG, message, code)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,8 +13,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, missing_paths_message, run_paths
-from evtui.safe_text import safe_block, safe_line, spreadsheet_cell
+from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, run_paths, usage_error
+from evtui.safe_text import safe_line, spreadsheet_cell
 
 COLUMNS = ("run_id", "path", "part", "sample_id", "epoch", "scorer", "value", "answer", "explanation", "reason", "source", "job_id")
 
@@ -30,17 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"evtui export: {safe_block(message)}", file=sys.stderr)
-    return code
+    return usage_error("evtui export", message, code)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = run_paths(args)
     if isinstance(paths, str):
         return _fail(paths)
-    problem = missing_paths_message(paths)
-    if problem:
-        return _fail(problem)
     if args.output and Path(args.output).exists() and not args.force:
         return _fail(f"{args.output} exists; pass --force to replace it")
     if args.format == "parquet" and not args.out:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, missing_paths_message, run_paths
+from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, run_paths, usage_error
 from evtui.commands.score import _json_safe, _number
 from evtui.safe_text import safe_line, spreadsheet_cell
 
@@ -43,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"evtui report: {message}", file=sys.stderr)
-    return code
+    return usage_error("evtui report", message, code)
 
 
 def grouping_for(key: str) -> Any:
@@ -60,9 +59,6 @@ def run(args: argparse.Namespace) -> int:
     paths = run_paths(args)
     if isinstance(paths, str):
         return _fail(paths)
-    problem = missing_paths_message(paths)
-    if problem:
-        return _fail(problem)
     if any(not key.strip() for key in args.group_by):
         return _fail("--group-by needs a key")
     db_path = index_path_for(paths, args.db)

@@ -23,13 +23,15 @@ def add_path_arguments(parser, help: str = "run files or directories (indexed fi
 
 
 def run_paths(args) -> list[Path] | str:
-    """The PATHs the arguments name, or the usage error."""
+    """The PATHs the arguments name, or the usage error (none given, or one that does not exist)."""
     if getattr(args, "demo", False):
         base = demo_dir()
-        return [base / p for p in args.paths] or [base]
-    if not args.paths:
+        paths = [base / p for p in args.paths] or [base]
+    elif not args.paths:
         return "give PATH... or --demo"
-    return [as_location(p) for p in args.paths]
+    else:
+        paths = [as_location(p) for p in args.paths]
+    return missing_paths_message(paths) or paths
 
 
 Location = Union[Path, str]  # a local path, or an object-store URL
@@ -44,6 +46,15 @@ def as_location(text: str | Path) -> Location:
 
 def is_remote(location: object) -> bool:
     return isinstance(location, str)
+
+
+def usage_error(prog: str, message: str, code: int = 2) -> int:
+    """Print `message` after the command's name on stderr, through the one sanitiser (it quotes
+    PATHs, run names and reader errors); return the exit status."""
+    from evtui.safe_text import safe_block
+
+    print(f"{prog}: {safe_block(message)}", file=sys.stderr)
+    return code
 
 
 def missing_paths_message(paths: Sequence[Location]) -> str | None:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, missing_paths_message, run_paths
+from evtui.commands.run_paths import add_path_arguments, index_path_for, index_runs, run_paths, usage_error
 from evtui.safe_text import safe_line
 
 PROG = "evtui runs"
@@ -41,17 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return usage_error(PROG, message, code)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = run_paths(args)
     if isinstance(paths, str):
         return _fail(paths)
-    problem = missing_paths_message(paths)
-    if problem:
-        return _fail(problem)
     db_path = index_path_for(paths, args.db)
     run_ids = index_runs(PROG, db_path, paths)
     if not run_ids:

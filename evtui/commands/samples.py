@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evtui.commands.run_paths import index_path_for, index_runs, missing_paths_message
+from evtui.commands.run_paths import index_path_for, index_runs, missing_paths_message, usage_error
 from evtui.safe_text import safe_line, spreadsheet_cell
 
 PROG = "evtui samples"
@@ -37,8 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return usage_error(PROG, message, code)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from evtui.commands.run_paths import (
+    usage_error,
     add_path_arguments,
     index_path_for,
     index_runs,
     is_remote,
-    missing_paths_message,
     run_paths,
 )
 from evtui.safe_text import safe_block, safe_line
@@ -59,8 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"evtui score: {safe_block(message)}", file=sys.stderr)
-    return code
+    return usage_error("evtui score", message, code)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,9 +71,6 @@ def run(args: argparse.Namespace) -> int:
     paths = run_paths(args)
     if isinstance(paths, str):
         return _fail(paths)
-    problem = missing_paths_message(paths)
-    if problem:
-        return _fail(problem)
     db_path = index_path_for(paths, args.db)
     # Saved configurations live in the run directory's .evtui/; an object store's beside its index.
     run_dir = db_path.parent if is_remote(paths[0]) else paths[0].resolve()
