@@ -9,8 +9,6 @@ isinstance checks agree) and a DeprecationWarning naming the new path. The packa
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 import warnings
 from typing import Any
@@ -111,7 +109,9 @@ MOVED: dict[str, str] = {
 }
 
 
-class _Alias(importlib.abc.Loader):
+# Plain classes, as the import system only calls their methods: importlib.abc pulls in
+# importlib.resources (15 ms) on every evtui start, ingest's decoding process included.
+class _Alias:
     def __init__(self, target: str) -> None:
         self.target = target
 
@@ -126,10 +126,12 @@ class _Alias(importlib.abc.Loader):
         pass
 
 
-class MovedModuleFinder(importlib.abc.MetaPathFinder):
+class MovedModuleFinder:
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname not in MOVED:
             return None
+        import importlib.util
+
         return importlib.util.spec_from_loader(fullname, _Alias(MOVED[fullname]))
 
 

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 from pathlib import Path
 
+from evtui.gc_pause import gc_paused
 from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
 from evtui.store.ingest.bulk_indexes import DeferredIndexes, first_big_file
@@ -469,12 +470,13 @@ def _write_run(
     writer = SampleWriter(conn, run_id, deferred)
     # Rows made in the decoding process, or here by the same function.
     rows = read.samples if isinstance(read, DecodedRunRead) else rows_of(read)
-    for row, scores in rows:
-        writer.add_row(row, scores)
-        if writer.pending >= _BATCH_SAMPLES or writer.pending_bytes >= _BATCH_BYTES:
-            writer.flush()
-            progress(writer.read, "reading")
-    writer.flush()
+    with gc_paused():  # rows and their batches hold no reference cycles (as the decoding process's)
+        for row, scores in rows:
+            writer.add_row(row, scores)
+            if writer.pending >= _BATCH_SAMPLES or writer.pending_bytes >= _BATCH_BYTES:
+                writer.flush()
+                progress(writer.read, "reading")
+        writer.flush()
     deleted = writer.delete_vanished()
     run = read.run  # read after the samples: a streaming reader may fill it in at the end
     if read.warnings:  # kept with the run, so `report` and the run screen say them after this ingest too

@@ -139,6 +139,7 @@ def _decode(path: str, out: Any) -> None:
         pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
 
     try:
+        from evtui.gc_pause import gc_paused
         from evtui.readers import detect
         from evtui.store.ingest.inspect_rows import rows_of
 
@@ -149,11 +150,14 @@ def _decode(path: str, out: Any) -> None:
         (read,) = reads
         send(("run", read.run, read.part, list(read.warnings)))
         chunk = []
-        for row in rows_of(read):
-            chunk.append(row)
-            if len(chunk) >= CHUNK_SAMPLES:
-                send(("rows", chunk))
-                chunk = []
+        # Parsed JSON and the rows made from it hold no reference cycles, so reference counting
+        # frees each sample; the collector's passes over them were 0.2 s of 3 s at 100k samples.
+        with gc_paused():
+            for row in rows_of(read):
+                chunk.append(row)
+                if len(chunk) >= CHUNK_SAMPLES:
+                    send(("rows", chunk))
+                    chunk = []
         if chunk:
             send(("rows", chunk))
         send(("end", read.run, list(read.warnings)))
