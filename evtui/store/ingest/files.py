@@ -406,6 +406,23 @@ def _recorded_score_count(conn: sqlite3.Connection, run_id: int, samples: int) -
     return scores
 
 
+def _keep_columns(conn: sqlite3.Connection, run_id: int, samples: int) -> None:
+    """A big run whose metrics are computed: its score columns, metadata groups and recorded
+    score count kept for the first look (store/queries/score_columns.py)."""
+    from evtui.store import computed_results as kept
+    from evtui.store.queries import score_columns
+
+    if samples < score_columns.KEEP_FROM:
+        return
+    scores = score_columns.keep_recorded_columns(conn, run_id)
+    if scores is None:
+        return
+    score_columns.keep_metadata_groups(conn, run_id)
+    if samples >= _KEEP_COUNT_FROM:
+        stamp = kept.content_stamps(conn, [run_id])[run_id]
+        kept.store_figures(conn, "recorded scores", {run_id: (stamp, "", scores)}, 0.0)
+
+
 def _write_runs(
     conn: sqlite3.Connection,
     path: Path,
@@ -496,6 +513,8 @@ def _write_run(
         f"= ({', '.join('?' * (R.RUN_FIELDS.count(',') + 1))}, ?, ?, ?, 0, ?, ?) WHERE id = ?",
         (*R.run_fields(run), *stat, _now(), sample_count, run_id),
     )
+    if not run.results:  # its metrics are computed from its scores: their columns kept for the first look
+        _keep_columns(conn, run_id, sample_count)
     return IngestedFile(
         str(path), run.format, run.task, run.model, run.status, sample_count, writer.scores,
         "new" if is_new else "updated", run_id, writer.written, deleted, list(read.warnings), read.part,

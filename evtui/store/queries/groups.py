@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evtui.store.queries.filters import quote
-from evtui.store.queries.runs import Db, conn_of
+from evtui.store.queries.runs import Db, conn_of, sample_rows
 
 __all__ = [
     "Grouping",
@@ -186,7 +186,7 @@ def _metadata_group_sizes(db: Db, run_id: int, key: str) -> list[GroupSize]:
         "WHERE s.run_id = ? AND s.error != '' GROUP BY m.value",
         (key, run_id),
     ).fetchall())  # fmt: skip
-    total = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
+    total = sample_rows(db, run_id)
     keyed = {value: count for value, count in counts if value is not None}
     missing = total - sum(keyed.values())
     sizes = [GroupSize(None, missing, missing, errors.get(None, 0))] if missing else []
@@ -231,10 +231,10 @@ def _outcome_group_sizes(db: Db, run_id: int) -> list[GroupSize]:
 
 def run_sample_counts(db: Db, run_id: int) -> tuple[int, int]:
     """(distinct sample ids, sample × epoch rows) of a run."""
-    samples = "count(DISTINCT sample_id)" if _has_epochs(db, run_id) else "count(*)"
-    distinct, rows = conn_of(db).execute(
-        f"SELECT {samples}, count(*) FROM samples WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    if not _has_epochs(db, run_id):
+        rows = sample_rows(db, run_id)
+        return rows, rows
+    distinct, rows = conn_of(db).execute("SELECT count(DISTINCT sample_id), count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()
     return distinct, rows
 
 

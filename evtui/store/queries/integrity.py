@@ -16,6 +16,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evtui.store.queries.runs import sample_rows
+
 __all__ = ["SampleCounts", "ScorerCounts", "IntegrityCounts", "integrity_counts", "ScoreScale", "score_scales"]
 
 # Unscored: no number and no other value (Inspect's NaN sentinel, or nothing); a dict or list
@@ -107,7 +109,7 @@ def _integrity_counts(db: Any, run_id: int) -> IntegrityCounts | None:
         return None
     # Every count from an index: the rows from the epoch index, the errored, limited and
     # incomplete ones (few) from their partial indexes (a pass over every sample row: 0.21 s at 1M).
-    (rows,) = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()
+    rows = sample_rows(db, run_id)
     (errored,) = conn.execute(f"SELECT count(*) FROM {_ERRORED} WHERE s.run_id = ? AND s.error != ''", (run_id,)).fetchone()
     (limited,) = conn.execute(f"SELECT count(*) FROM {_LIMITED} WHERE s.run_id = ? AND s.limit_type != ''", (run_id,)).fetchone()
     (incomplete,) = conn.execute(
@@ -135,11 +137,16 @@ def _integrity_counts(db: Any, run_id: int) -> IntegrityCounts | None:
         unscored_count[scorer] = unscored_count.get(scorer, 0) + count
     several = len(names) > 1
     scored: list[tuple[int, str, int]] = []  # (the scorer's first scored row's id: the order, scorer, count)
+    from evtui.store.queries.score_columns import kept_row_count  # (numpy: not for every importer)
+
     for name in names:
-        total, first = conn.execute(
-            f"SELECT count(*), {'min(id)' if several else '0'} FROM scores WHERE run_id = ? AND scorer = ? AND source = 'log' AND job_id = 0",
-            (run_id, name),
-        ).fetchone()
+        total = None if several else kept_row_count(db, run_id, name)  # a kept column's length (no order needed)
+        first = 0
+        if total is None:
+            total, first = conn.execute(
+                f"SELECT count(*), {'min(id)' if several else '0'} FROM scores WHERE run_id = ? AND scorer = ? AND source = 'log' AND job_id = 0",
+                (run_id, name),
+            ).fetchone()
         count = total - unscored_count.get(name, 0)
         if count <= 0:
             continue

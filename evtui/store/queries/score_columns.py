@@ -30,7 +30,7 @@ import numpy as np
 
 from evtui.store.queries.runs import Db, conn_of
 
-__all__ = ["CodedColumn", "coded_column", "metadata_groups", "metadata_rowids", "rows_up_to", "NUMBER_CODES", "NOT_NUMBER_CODES"]
+__all__ = ["CodedColumn", "coded_column", "keep_recorded_columns", "kept_row_count", "keep_metadata_groups", "metadata_groups", "metadata_rowids", "rows_up_to", "NUMBER_CODES", "NOT_NUMBER_CODES"]
 
 SEPARATOR = "\x1e"  # between sample ids: never in a JSON text, checked by counting anyway
 NUMBER_CODES = b"01x"  # a JSON number
@@ -101,6 +101,8 @@ def coded_column(
     kept_as = _kept_key(conn, run_id, scorer) if job_id == 0 and after is None and not sample_ids else None
     if kept_as is not None:
         kept = _kept_columns.get(kept_as)
+        if kept is None:
+            kept = _read_kept_in_index(conn, kept_as)
         if kept is not None and rowids and kept.rowids is None:
             positions = _every_sample_rowid(conn, run_id, len(kept.codes))
             kept = None if positions is None else _keep(kept_as, CodedColumn(kept.codes, kept.floats, None, _frozen(positions)))
@@ -110,26 +112,8 @@ def coded_column(
     if after is not None:
         source, source_params = f"{source} AND sample_rowid > ?", (*source_params, after)
     params = (run_id, scorer, *source_params)
-    codes_text, numbers_text, rowids_text = conn.execute(
-        f"SELECT group_concat(code, ''), group_concat(number), {'group_concat(sample_rowid)' if rowids else 'NULL'} FROM "
-        f"(SELECT {_CODE} AS code, {_NUMBER} AS number, sample_rowid FROM scores WHERE run_id = ? AND scorer = ? AND {source} "
-        "ORDER BY sample_rowid)",
-        params,
-    ).fetchone()
-    codes = np.frombuffer((codes_text or "").encode("ascii"), dtype=np.uint8)
-    floats = _CODE_VALUES[codes]
-    wanted = _READ_NUMBER[codes]
-    count = int(wanted.sum())
-    if count:
-        numbers = np.fromstring(numbers_text or "", sep=",", dtype=np.float64)  # type: ignore[call-overload]
-        if len(numbers) != count:
-            raise ValueError(f"expected {count} numbers from the index, read {len(numbers)}")
-        floats[wanted] = numbers
-    positions = None
-    if rowids:
-        positions = np.fromstring(rowids_text or "", sep=",", dtype=np.int64)  # type: ignore[call-overload]
-        if len(positions) != len(codes):
-            raise ValueError(f"expected {len(codes)} sample rowids from the index, read {len(positions)}")
+    texts = _column_texts(conn, params, source, rowids)
+    codes, floats, positions = _decoded(*texts)
     ids = None
     if sample_ids:
         (ids_text,) = conn.execute(
@@ -143,6 +127,91 @@ def coded_column(
     if kept_as is not None:
         return _keep(kept_as, CodedColumn(_frozen(codes), _frozen(floats), None, None if positions is None else _frozen(positions)))
     return CodedColumn(codes, floats, ids, positions)
+
+
+def _column_texts(conn: Any, params: tuple[Any, ...], source: str, rowids: bool) -> tuple[str, str, str | None]:
+    """(codes, numbers, sample rowids or None) of one column as SQL concatenates them."""
+    codes_text, numbers_text, rowids_text = conn.execute(
+        f"SELECT group_concat(code, ''), group_concat(number), {'group_concat(sample_rowid)' if rowids else 'NULL'} FROM "
+        f"(SELECT {_CODE} AS code, {_NUMBER} AS number, sample_rowid FROM scores WHERE run_id = ? AND scorer = ? AND {source} "
+        "ORDER BY sample_rowid)",
+        params,
+    ).fetchone()
+    return codes_text or "", numbers_text or "", (rowids_text or "") if rowids else None
+
+
+def _decoded(codes_text: str, numbers_text: str, rowids_text: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    codes = np.frombuffer(codes_text.encode("ascii"), dtype=np.uint8)
+    floats = _CODE_VALUES[codes]
+    wanted = _READ_NUMBER[codes]
+    count = int(wanted.sum())
+    if count:
+        numbers = np.fromstring(numbers_text, sep=",", dtype=np.float64)  # type: ignore[call-overload]
+        if len(numbers) != count:
+            raise ValueError(f"expected {count} numbers from the index, read {len(numbers)}")
+        floats[wanted] = numbers
+    positions = None
+    if rowids_text is not None:
+        positions = np.fromstring(rowids_text, sep=",", dtype=np.int64)  # type: ignore[call-overload]
+        if len(positions) != len(codes):
+            raise ValueError(f"expected {len(codes)} sample rowids from the index, read {len(positions)}")
+    return codes, floats, positions
+
+
+# A big run whose metrics are computed from its scores (it records none) has each recorded scorer's
+# column kept in the index by ingest, as the texts SQL made (derived_figures, under the run's
+# content stamp): its first look (the headline, a report, a grouping) decodes one row instead of
+# reading a million score rows (0.16 s).
+_INDEX_KIND = "column "
+KEEP_FROM = 20_000  # samples: below this, reading the index costs less than keeping what it gave
+
+
+def keep_recorded_columns(db: Db, run_id: int) -> int | None:
+    """(Ingest, inside its transaction, after the run's rows.) Keep each recorded scorer's column
+    of `run_id` in the index; the number of recorded scores they hold, or None when the run is
+    being written (its columns grow with every batch: nothing is kept)."""
+    from evtui.store import computed_results as kept
+    from evtui.store.jobs import recorded_score_names
+
+    conn = conn_of(db)
+    key = _kept_key(conn, run_id, "")
+    if key is None:
+        return None
+    stamp = kept.stamp_text(key[3:])
+    total = 0
+    figures = {}
+    for scorer in recorded_score_names(db, run_id):
+        codes_text, numbers_text, rowids_text = _column_texts(conn, (run_id, scorer), _source(0)[0], True)
+        total += len(codes_text)
+        every = _every_sample_rowid(conn, run_id, len(codes_text)) is not None
+        figures[_INDEX_KIND + scorer] = {"codes": codes_text, "numbers": numbers_text, "rowids": None if every else rowids_text}
+    for kind, figure in figures.items():
+        kept.store_figures(conn, kind, {run_id: (stamp, "", figure)}, 0.0)
+    return total
+
+
+def kept_row_count(db: Db, run_id: int, scorer: str) -> int | None:
+    """How many recorded scores of `scorer` the run holds, when its column is kept (read in this
+    process, or kept in the index by ingest): the integrity counts need no count of the scores'
+    key then. None otherwise."""
+    conn = conn_of(db)
+    kept_as = _kept_key(conn, run_id, scorer)
+    if kept_as is None:
+        return None
+    kept = _kept_columns.get(kept_as) or _read_kept_in_index(conn, kept_as)
+    return None if kept is None else len(kept.codes)
+
+
+def _read_kept_in_index(conn: Any, kept_as: tuple[Any, ...]) -> CodedColumn | None:
+    from evtui.store import computed_results as kept
+
+    run_id, scorer = kept_as[1], kept_as[2]
+    found = kept.read_figures(conn, _INDEX_KIND + scorer, {run_id: (kept.stamp_text(kept_as[3:]), "")}).get(run_id)
+    try:
+        codes, floats, positions = _decoded(found["codes"], found["numbers"], found["rowids"])
+    except (TypeError, KeyError, ValueError, UnicodeError):  # none kept, or a damaged row: read from the scores
+        return None
+    return _keep(kept_as, CodedColumn(_frozen(codes), _frozen(floats), None, None if positions is None else _frozen(positions)))
 
 
 # The last recorded columns read, for the next read of the same scorer of the same run content
@@ -207,21 +276,26 @@ def metadata_groups(db: Db, run_id: int, key: str) -> dict[Any, np.ndarray]:
     """Each value of top-level metadata `key` in the run (JSON null left out) with its sample
     rowids, in SQL's order of the values: one pass of the sample_metadata index, which gives the
     groups' sizes and their rows together (store/queries/groups.py, then group_columns.py). The
-    last one read is kept for the run's content, as the columns are."""
+    last one read is kept for the run's content, as the columns are, and a big run's groups are
+    kept in the index too (keep_metadata_groups)."""
     conn = conn_of(db)
     kept_as = _kept_key(conn, run_id, f"metadata {key}")
     with _kept_lock:
         kept = _kept_metadata.get(kept_as) if kept_as is not None else None
     if kept is not None:
         return kept
-    groups = {
-        value: _frozen(np.fromstring(text, sep=",", dtype=np.int64))  # type: ignore[call-overload]
-        for value, text in conn.execute(
-            "SELECT value, group_concat(sample_rowid) FROM sample_metadata WHERE run_id = ? AND key = ? GROUP BY value ORDER BY value",
-            (run_id, key),
-        )
-        if value is not None
-    }
+    groups = _groups_kept_in_index(conn, kept_as) if kept_as is not None else None
+    if groups is None:
+        groups = {
+            value: _frozen(np.fromstring(text, sep=",", dtype=np.int64))  # type: ignore[call-overload]
+            for value, text in conn.execute(
+                "SELECT value, group_concat(sample_rowid) FROM sample_metadata WHERE run_id = ? AND key = ? GROUP BY value ORDER BY value",
+                (run_id, key),
+            )
+            if value is not None
+        }
+        if kept_as is not None:
+            _keep_groups_in_index(conn, kept_as, groups)
     if kept_as is not None:
         with _kept_lock:
             _kept_metadata.clear()
@@ -231,6 +305,65 @@ def metadata_groups(db: Db, run_id: int, key: str) -> dict[Any, np.ndarray]:
 
 _kept_metadata: dict[tuple[Any, ...], dict[Any, np.ndarray]] = {}
 
+# A big run's metadata groups are kept in the index under its content stamp as one group code a
+# sample (a byte, or two past 255 values) over the run's rowid range, base64 in JSON, and the
+# values in SQL's order: a second process (or the first look, for the keys ingest keeps) decodes
+# 1M samples' groups in a few ms where the index pass takes 0.1 s.
+_GROUPS_KIND = "metadata groups "
+_MAX_KEPT_VALUES = 65_535
+
+
+def keep_metadata_groups(db: Db, run_id: int) -> None:
+    """(Ingest, inside its transaction, after a run's rows.) Keep the groups of each top-level
+    metadata key of a big run that holds at most 255 values (a category, a difficulty, a
+    subset; not an id), so the first grouping by one reads them kept."""
+    conn = conn_of(db)
+    keys = [key for key, values in conn.execute(
+        "SELECT key, count(*) FROM (SELECT key, value FROM sample_metadata WHERE run_id = ? GROUP BY key, value) GROUP BY key",
+        (run_id,)) if values <= 255]  # fmt: skip
+    for key in keys:
+        metadata_groups(conn, run_id, key)
+
+
+def _keep_groups_in_index(conn: Any, kept_as: tuple[Any, ...], groups: dict[Any, np.ndarray]) -> None:
+    import base64
+
+    from evtui.store import computed_results as kept
+
+    run_id, name = kept_as[1], kept_as[2].removeprefix("metadata ")
+    sizes = sum(len(rowids) for rowids in groups.values())
+    if sizes < KEEP_FROM or len(groups) > _MAX_KEPT_VALUES:
+        return
+    low, high = conn.execute("SELECT min(id), max(id) FROM samples WHERE run_id = ?", (run_id,)).fetchone()
+    if low is None or high - low + 1 > 2 * sizes:  # rowids spread among other runs' (rare): not worth a sparse array
+        return
+    codes = np.zeros(high - low + 1, dtype=np.uint8 if len(groups) <= 255 else np.uint16)
+    for code, rowids in enumerate(groups.values(), start=1):
+        codes[rowids - low] = code
+    figure = {"values": list(groups), "low": low, "codes": base64.b64encode(codes.tobytes()).decode("ascii"),
+              "width": codes.itemsize}  # fmt: skip
+    kept.store_figures(conn, _GROUPS_KIND + name, {run_id: (kept.stamp_text(kept_as[3:]), "", figure)}, 0.0)
+
+
+def _groups_kept_in_index(conn: Any, kept_as: tuple[Any, ...]) -> dict[Any, np.ndarray] | None:
+    import base64
+    import binascii
+
+    from evtui.store import computed_results as kept
+
+    run_id, name = kept_as[1], kept_as[2].removeprefix("metadata ")
+    found = kept.read_figures(conn, _GROUPS_KIND + name, {run_id: (kept.stamp_text(kept_as[3:]), "")}).get(run_id)
+    try:
+        values, low = found["values"], int(found["low"])
+        codes = np.frombuffer(base64.b64decode(found["codes"], validate=True), dtype={1: np.uint8, 2: np.uint16}[found["width"]])
+        counts = np.bincount(codes, minlength=len(values) + 1)
+        if len(counts) != len(values) + 1:
+            return None
+    except (TypeError, KeyError, ValueError, binascii.Error):  # none kept, or a damaged row: read from the index
+        return None
+    order = np.argsort(codes, kind="stable")  # each group's positions in rowid order, as SQL gives them
+    ends = np.cumsum(counts)
+    return {value: _frozen(order[ends[code - 1] : ends[code]] + low) for code, value in enumerate(values, start=1)}
 
 
 def rows_up_to(db: Db, run_id: int, scorer: str, last: int, *, job_id: int = 0) -> tuple[int, int | None]:
