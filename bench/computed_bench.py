@@ -2,14 +2,17 @@
 and 1M samples, each figure beside its floor and the issue's target.
 
     PYTHONPATH=$PWD /work/venv/bin/python bench/computed_bench.py [--sizes 100000,500000,1000000]
-        [--before /work/main] [--quick]
+        [--before /work/main] [--quick] [--rounds N] [--reports-only]
 
 Inputs, built once into bench/out/ (gitignored): a JSONL run file of N samples (evtui's JSONL
 format: id, input, target, output, metadata.category, one `verdict` score "C"/"I" a sample, no
 results line) and an index of it written with direct SQL into the real schema, as
 bench/scale_bench.py builds its own (the rows evtui's JSONL reader stores: checked on 1k
-samples against `evtui ingest`). With `--before REPO`, the same figures are taken with that
-checkout's code on a copy of the index (made with its schema) for a before/after table.
+samples against `evtui ingest`), then finished as ingest finishes a big run that records no
+metrics (store/ingest/files.py `keep_for_first_look`: its score column, metadata groups and
+recorded score count kept in the index; a checkout without it builds the index without). With
+`--before REPO`, the same figures are taken with that checkout's code on a copy of the index
+(made with its schema) for a before/after table.
 
 Rows (each in its own child process: os.wait4 gives CPU = user + sys and peak RSS):
 
@@ -18,6 +21,8 @@ Rows (each in its own child process: os.wait4 gives CPU = user + sys and peak RS
 * `evtui report RUN --group-by metadata.category --json`, cold and warm (the index keeps the
   groups, the integrity and the scales under the run's content stamp); floor: one pass of
   orjson + numpy over the JSONL file (per category mean); the issue's target: ≤ 0.5× that floor.
+  Also cold on an index holding nothing ingest keeps (as an index made before that, or a
+  grouping by a key with more than 255 values): every score and metadata entry read.
 * `evtui score RUN --scorer match --json` (100k only unless --score-all): samples/s; target
   ≥ 100k/s, ≤ 400 MB.
 * runs screen headline: app/store_calls.fetch_runs (what the runs screen's worker calls) in a
@@ -47,6 +52,7 @@ OUT = BENCH / "out"
 PY = sys.executable
 CATEGORIES = ("math", "history", "science", "geography", "code")
 BUILD = 1
+INDEX_BUILD = 2  # 2: finished as ingest finishes the run (keep_for_first_look)
 
 
 def jsonl_file(samples: int) -> Path:
@@ -107,6 +113,14 @@ with log.open("rb") as lines:
 if rows:
     flush()
 conn.execute("COMMIT")
+try:
+    from evtui.store.ingest.files import keep_for_first_look
+except ImportError:  # a checkout from before it
+    keep_for_first_look = None
+if keep_for_first_look is not None:
+    conn.execute("BEGIN")
+    keep_for_first_look(conn, 1, {samples})
+    conn.execute("COMMIT")
 rebuild_search_index(conn)
 refresh_query_stats(conn)
 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -146,7 +160,7 @@ def command(args: list[str], repo: Path = REPO) -> dict:
 
 def index_for(log: Path, samples: int, repo: Path, tag: str) -> Path:
     """The index of `log` in `repo`'s schema (cached per tag)."""
-    path = OUT / f"computed-v{BUILD}-{tag}-{samples}.db"
+    path = OUT / f"computed-v{BUILD}.{INDEX_BUILD}-{tag}-{samples}.db"
     if not path.exists():
         partial = path.with_suffix(".tmp")
         for leftover in OUT.glob(partial.name + "*"):
@@ -156,13 +170,26 @@ def index_for(log: Path, samples: int, repo: Path, tag: str) -> Path:
     return path
 
 
-def fresh_copy(index: Path) -> Path:
-    """A copy of the index with nothing computed yet (each cold figure starts from one)."""
+def fresh_copy(index: Path, *, nothing_kept: bool = False) -> Path:
+    """A copy of the index with nothing computed yet (each cold figure starts from one);
+    `nothing_kept`: nor anything ingest keeps for the first look."""
     copy = index.with_name(index.stem + "-work.db")
     for suffix in ("", "-wal", "-shm"):
         Path(str(copy) + suffix).unlink(missing_ok=True)
     shutil.copyfile(index, copy)
+    if nothing_kept:
+        import sqlite3
+
+        conn = sqlite3.connect(copy)
+        with conn:
+            conn.execute("DELETE FROM derived_figures")
+        conn.close()
     return copy
+
+
+def least(rounds: int, measure_once) -> dict:
+    """The least-CPU figure of `rounds` runs (the machine is shared)."""
+    return min((measure_once() for _ in range(rounds)), key=lambda figure: figure["cpu"])
 
 
 FLOOR_CODE = """
@@ -219,16 +246,30 @@ def fmt(figure: dict) -> str:
     return f"{figure['cpu']:6.2f} s CPU ({figure['wall']:5.2f} wall) {figure['rss_mb']:6.0f} MB"
 
 
-def measure(samples: int, repo: Path, tag: str, log: Path, floor: dict, score: bool) -> list[tuple[str, dict]]:
+def measure(samples: int, repo: Path, tag: str, log: Path, floor: dict, score: bool, rounds: int = 1,
+            reports_only: bool = False) -> list[tuple[str, dict]]:
     index = index_for(log, samples, repo, tag)
     rows: list[tuple[str, dict]] = []
+
+    def cold(args: list[str], **copy: bool) -> dict:
+        work = fresh_copy(index, **copy)
+        return command([*args[:3], str(work), *args[4:]], repo)
+
+    plain = ["report", str(log), "--db", "", "--json"]
+    rows.append(("report --json, cold", least(rounds, lambda: cold(plain))))
     work = fresh_copy(index)
-    rows.append(("report --json, cold", command(["report", str(log), "--db", str(work), "--json"], repo)))
-    rows.append(("report --json, warm", command(["report", str(log), "--db", str(work), "--json"], repo)))
+    warm = [*plain[:3], str(work), *plain[4:]]
+    command(warm, repo)
+    rows.append(("report --json, warm", least(rounds, lambda: command(warm, repo))))
+    grouped = ["report", str(log), "--db", "", "--group-by", "metadata.category", "--json"]
+    rows.append(("report --group-by category --json, cold", least(rounds, lambda: cold(grouped))))
+    rows.append(("report --group-by category --json, cold, nothing kept", least(rounds, lambda: cold(grouped, nothing_kept=True))))
     work = fresh_copy(index)
-    grouped = ["report", str(log), "--db", str(work), "--group-by", "metadata.category", "--json"]
-    rows.append(("report --group-by category --json, cold", command(grouped, repo)))
-    rows.append(("report --group-by category --json, warm", command(grouped, repo)))
+    warm = [*grouped[:3], str(work), *grouped[4:]]
+    command(warm, repo)
+    rows.append(("report --group-by category --json, warm", least(rounds, lambda: command(warm, repo))))
+    if reports_only:
+        return rows
     work = fresh_copy(index)
     headline = child(HEADLINE_CODE.format(db=str(work)), repo)
     rows.append(("runs screen headline (fetch_runs), cold", headline))
@@ -255,6 +296,8 @@ def main() -> int:
     parser.add_argument("--before", type=Path, help="another checkout (e.g. /work/main) for a before column")
     parser.add_argument("--quick", action="store_true", help="100k only")
     parser.add_argument("--score-all", action="store_true", help="the re-score at every size, not only 100k")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each report figure (the least CPU kept)")
+    parser.add_argument("--reports-only", action="store_true", help="the report rows only (no screens, no re-score)")
     args = parser.parse_args()
     sizes = [100_000] if args.quick else [int(size) for size in args.sizes.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
@@ -265,7 +308,8 @@ def main() -> int:
               f"{floor['inner_cpu']:.2f} s CPU in-process, {fmt(floor)} with start-up", flush=True)  # fmt: skip
         score = samples <= 100_000 or args.score_all
         columns = [("after", REPO, "after")] + ([("before", args.before, "before")] if args.before else [])
-        measured = {name: dict(measure(samples, repo, tag, log, floor, score)) for name, repo, tag in columns}
+        measured = {name: dict(measure(samples, repo, tag, log, floor, score and not args.reports_only, args.rounds,
+                                       args.reports_only)) for name, repo, tag in columns}
         if "before" in measured:
             same = all(
                 _results(measured["after"][label]["stdout"]) == _results(measured["before"][label]["stdout"])

@@ -406,7 +406,7 @@ def _recorded_score_count(conn: sqlite3.Connection, run_id: int, samples: int) -
     return scores
 
 
-def _keep_columns(conn: sqlite3.Connection, run_id: int, samples: int) -> None:
+def keep_for_first_look(conn: sqlite3.Connection, run_id: int, samples: int) -> None:
     """A big run whose metrics are computed: its score columns, metadata groups and recorded
     score count kept for the first look (store/queries/score_columns.py)."""
     from evtui.store import computed_results as kept
@@ -514,7 +514,7 @@ def _write_run(
         (*R.run_fields(run), *stat, _now(), sample_count, run_id),
     )
     if not run.results:  # its metrics are computed from its scores: their columns kept for the first look
-        _keep_columns(conn, run_id, sample_count)
+        keep_for_first_look(conn, run_id, sample_count)
     return IngestedFile(
         str(path), run.format, run.task, run.model, run.status, sample_count, writer.scores,
         "new" if is_new else "updated", run_id, writer.written, deleted, list(read.warnings), read.part,
