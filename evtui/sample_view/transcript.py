@@ -1,8 +1,8 @@
 """The sample's transcript as the sample view shows it, built without Textual: the chat messages
 (with tool calls and results), the run's events list, the events as a tree (Inspect's spans and
 subtasks; a conversation's turns for formats that record no events) with search over it, and the
-whole text `y` copies of an event or a message. The times helpers here read the runs' timestamps
-for the tree's durations and the timeline (timeline.py)."""
+whole text `y` copies of an event or a message. The tree's durations come from the runs'
+timestamps, read by the helpers here that the timeline (timeline.py) uses too."""
 
 from __future__ import annotations
 
