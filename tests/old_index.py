@@ -25,7 +25,7 @@ def write_old_index(db_path: Path, version: int, paths: Sequence[Path], reader: 
     ingest_paths(current, list(paths), reader=reader)
     conn = sqlite3.connect(db_path, isolation_level=None)
     for step in range(1, version + 1):
-        for statement in schema._MIGRATIONS[step].split(";\n"):
+        for statement in schema.migrations.MIGRATIONS[step].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
     conn.execute(f"PRAGMA user_version={version}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader_server import GraderServer
 
-from evtui.sample_view import load_sample_view
+from evtui.sample_view.view import load_sample_view
 from evtui.store import jobs
 from evtui.store.location import default_index_path
 from evtui.store.queries.paging import count_samples, page_samples

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from inspect_ai.log import read_eval_log
 
-from evtui.sample_view import event_tree, search_tree
+from evtui.sample_view.transcript import event_tree, search_tree
 
 DATA = Path(__file__).resolve().parent / "data" / "inspect"
 
@@ -87,7 +87,7 @@ def test_harbor_atif_steps_and_verifiers_traces_map_onto_the_same_tree(tmp_path)
     prompt, model replies, tool calls with their results, and a scorers span."""
     import shutil
 
-    from evtui.sample_view import load_sample_view
+    from evtui.sample_view.view import load_sample_view
     from evtui.store.ingest.files import ingest_paths
     from evtui.store.schema import connect
 

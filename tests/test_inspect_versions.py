@@ -22,7 +22,7 @@ from evtui.readers.inspect import eval_log as inspect_eval
 from evtui.readers.inspect import json_log as inspect_json
 from evtui.readers.base import ReaderError
 from evtui.readers.inspect.legacy import base57_id_hash
-from evtui.sample_view import load_sample_view
+from evtui.sample_view.view import load_sample_view
 from evtui.store.ingest.files import ingest_paths
 from evtui.store.schema import connect
 

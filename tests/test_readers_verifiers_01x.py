@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evtui.readers import detect
-from evtui.sample_view import load_sample_view
+from evtui.sample_view.view import load_sample_view
 from evtui.store.ingest.files import ingest_paths
 from evtui.store.schema import connect
 

@@ -218,7 +218,7 @@ def test_a_verdict_on_one_part_is_not_a_verdict_on_the_other(tmp_path: Path) -> 
 def test_a_sample_of_a_part_opens_its_trial_and_no_other_parts(tmp_path: Path) -> None:
     from evtui.readers.base import ReaderError
     from evtui.readers.detect import load_sample_detail
-    from evtui.sample_view import load_sample_view
+    from evtui.sample_view.view import load_sample_view
 
     job, db_path = _indexed_job(tmp_path)
     runs = _runs_by_part(db_path)

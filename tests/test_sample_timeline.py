@@ -16,16 +16,9 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from evtui.sample_view import (
-    EventNode,
-    MessageView,
-    ToolCallView,
-    build_timeline,
-    event_copy_text,
-    event_tree,
-    load_sample_view,
-    message_copy_text,
-)
+from evtui.sample_view.timeline import build_timeline
+from evtui.sample_view.transcript import EventNode, MessageView, ToolCallView, event_copy_text, event_tree, message_copy_text
+from evtui.sample_view.view import load_sample_view
 from evtui.store.ingest import ingest_paths
 from evtui.store.schema import connect
 

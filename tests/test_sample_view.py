@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from evtui.sample_view import SampleOrdering, load_sample_view
+from evtui.sample_view.view import SampleOrdering, load_sample_view
 from evtui.store.ingest.files import ingest_paths
 from evtui.store.schema import connect
 

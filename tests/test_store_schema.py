@@ -46,7 +46,7 @@ def test_an_index_of_version_1_is_migrated_without_losing_a_sample_or_its_transc
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    for statement in schema._MIGRATIONS[1].split(";\n"):
+    for statement in schema.migrations.MIGRATIONS[1].split(";\n"):
         if statement.strip():
             conn.execute(statement)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")
@@ -96,7 +96,7 @@ def test_an_index_made_by_version_3_opens_and_gains_the_epoch_index(tmp_path):
     path = tmp_path / "v3.db"
     conn = sqlite3.connect(path, isolation_level=None)
     for version in (1, 2, 3):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
+        for statement in schema.migrations.MIGRATIONS[version].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
     config = '{"scorers": [{"name": "match", "metrics": ["accuracy", "stderr"]}]}'
@@ -134,7 +134,7 @@ def _index_of_version_7(path):
 
     conn = sqlite3.connect(path, isolation_level=None)
     for version in range(1, 8):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
+        for statement in schema.migrations.MIGRATIONS[version].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
     return conn
@@ -230,7 +230,7 @@ def test_an_index_of_version_8_seeks_a_text_score_by_its_one_number_even_where_a
     path = tmp_path / "v8.db"
     conn = sqlite3.connect(path, isolation_level=None)
     for version in range(1, 9):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
+        for statement in schema.migrations.MIGRATIONS[version].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
     conn.execute("INSERT INTO runs(id, path, format, status, file_hash) VALUES (1, '/r.eval', 'inspect_eval', 'success', 'h1'), "
@@ -268,7 +268,7 @@ def test_version_11_sorts_an_older_index_s_mixed_sample_ids_naturally(tmp_path):
     conn = sqlite3.connect(path, isolation_level=None)
     conn.create_function("evtui_value_num", 1, lambda value: None)
     for version in range(1, 10):
-        for statement in schema._MIGRATIONS[version].split(";\n"):
+        for statement in schema.migrations.MIGRATIONS[version].split(";\n"):
             if statement.strip():
                 conn.execute(statement)
     conn.execute("INSERT INTO runs(id, path, format, status) VALUES (1, '/r.eval', 'inspect_eval', 'success')")

@@ -5,7 +5,7 @@ rows and columns of the cross-run samples screen, from the same query (store/que
 `evtui samples RUN --sample ID [--epoch N] [--json]`: one sample of one run as the sample view
 shows it (input, target, answer, every effective score) with its timeline: the transcript's
 spans and events in time order, each with its start (seconds after the first), duration, kind
-and label, the rows the sample view's timeline (`l`) draws (sample_view.build_timeline)."""
+and label, the rows the sample view's timeline (`l`) draws (sample_view/timeline.py build_timeline)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _one_sample(args: argparse.Namespace, db: Any, db_path: Path, run_ids: list[int]) -> int:
     """--sample: the sample's heading and timeline, from the sample view's own loader."""
-    from evtui.sample_view import load_sample_view
+    from evtui.sample_view.view import load_sample_view
     from evtui.store.queries import sample_epochs
 
     if args.sample is None:

@@ -18,7 +18,7 @@ from evtui.app.dialogs.event_detail import EventDetailDialog
 from evtui.app.screens.sample import SampleScreen
 from evtui.app.widgets.line_view import LineView
 from evtui.app.widgets.sample.event_tree import CHUNK, EventTree
-from evtui.sample_view import EventNode
+from evtui.sample_view.transcript import EventNode
 from evtui.store.location import default_index_path
 from evtui.store.schema import connect
 

@@ -21,7 +21,7 @@ from evtui.app.app import EvtuiApp  # noqa: E402
 from evtui.app.screens.runs import RunsScreen  # noqa: E402
 from evtui.app.widgets.bounded_table import BoundedTable  # noqa: E402
 from evtui.readers import remote  # noqa: E402
-from evtui.sample_view import load_sample_view  # noqa: E402
+from evtui.sample_view.view import load_sample_view  # noqa: E402
 from evtui.store.location import default_index_path  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "inspect_logical"

@@ -49,3 +49,35 @@ async def test_the_panel_tells_the_models_failures_from_the_instruments(tmp_path
         assert "all scored: shape 5" in text
         assert not FORBIDDEN_CHARS & set(text)
         assert "[@click" in text  # the reason's markup shown as text, never run
+
+
+
+@pytest.mark.parametrize("fetch, what", [("fetch_run_integrity", "run's integrity"), ("fetch_live_view", "live view")])
+async def test_a_part_that_fails_to_load_is_named_and_the_rest_of_the_run_shows(tmp_path, monkeypatch, fetch, what):
+    """The integrity panel and the live view load in workers of their own: when one fails (a
+    damaged index, say) the status line is told which and why, and the summary and results show.
+    (The run's own load, when it lands later, writes its line over it: reported, not changed here.)"""
+    from evtui.app import store_calls
+    from evtui.app.widgets.status_line import StatusLine
+
+    def failing(db_path, run_id):
+        raise OSError("disk I/O error")
+
+    told: list[str] = []
+    set_detail = StatusLine.set_detail
+    monkeypatch.setattr(StatusLine, "set_detail", lambda line, detail: (told.append(detail), set_detail(line, detail))[1])
+    monkeypatch.setattr(store_calls, fetch, failing)
+    run_dir = tmp_path / "logs"
+    run_dir.mkdir()
+    (run_dir / "unscored.json").write_text((DATA / "dict_unscored.json").read_text())
+    app = EvtuiApp(db_path=default_index_path(run_dir), ingest_paths=[run_dir])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        assert f"Could not compute the {what}: OSError: disk I/O error" in told
+        assert "Samples   5/5 completed" in str(screen.query_one("#run-summary").render())
+        assert screen.query_one("#results-table").row_count > 0
+        assert screen.query_one("#run-integrity").display is (fetch != "fetch_run_integrity")

@@ -11,11 +11,11 @@ import pytest
 from conftest import APP_SIZE, INSPECT_LOGS, settle
 from textual.widgets import TabbedContent
 
-from evtui import sample_view
 from evtui.app.app import EvtuiApp
 from evtui.app.dialogs.edit_score import EditScoreDialog
 from evtui.app.screens.sample import SampleScreen
 from evtui.app.screens.samples import SamplesScreen
+from evtui.sample_view import view as sample_view
 from evtui.store.location import default_index_path
 from evtui.store.schema import connect
 

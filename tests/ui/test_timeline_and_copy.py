@@ -21,7 +21,7 @@ from evtui.app.screens.sample import SampleScreen
 from evtui.app.widgets.sample.event_tree import EventTree
 from evtui.app.widgets.sample.timeline import TimelineView
 from evtui.app.widgets.sample.transcript import Transcript
-from evtui.sample_view import Timeline, TimelineRow
+from evtui.sample_view.timeline import Timeline, TimelineRow
 from evtui.store.location import default_index_path
 from evtui.store.schema import connect
 
@@ -254,7 +254,7 @@ class TranscriptApp(App[None]):
 
 
 async def test_down_reads_through_a_long_message_before_selecting_the_next_and_paging_follows():
-    from evtui.sample_view import MessageView
+    from evtui.sample_view.transcript import MessageView
 
     lines = "\n".join(f"line {i}" for i in range(60))
     messages = [MessageView("user", f"first\n{lines}"), MessageView("assistant", f"second\n{lines}"), MessageView("user", "third")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evtui.app.widgets.sample.transcript import transcript_blocks
-from evtui.sample_view import MessageView, ToolCallView
+from evtui.sample_view.transcript import MessageView, ToolCallView
 
 
 def texts(messages):

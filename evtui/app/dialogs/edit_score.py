@@ -15,7 +15,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, Static
 
 from evtui.safe_text import safe_line
-from evtui.sample_view import ScoreView
+from evtui.sample_view.view import ScoreView
 from evtui.store.score_edits import default_author, parse_score_value
 from evtui.app.widgets.key_footer import KeyFooter
 

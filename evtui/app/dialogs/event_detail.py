@@ -14,7 +14,7 @@ from textual.widgets import Static
 from evtui.app.safe_content import plain
 from evtui.app.widgets.line_view import Block, LineView, clipped
 from evtui.safe_text import safe_block
-from evtui.sample_view import EventNode
+from evtui.sample_view.transcript import EventNode
 from evtui.app.widgets.key_footer import KeyFooter
 
 RAW_LIMIT = 2_000_000  # characters of the recorded event shown (the run file has all of it)

@@ -118,16 +118,21 @@ class RunScreen(Screen[None]):
         self.load_notes()
         self.load_live()
 
+    def _post_fetched(self, what: str, fetch: Callable[[Any, int], Any], loaded: Callable[[Any], Message]) -> None:
+        """In a worker thread: `fetch(db_path, run_id)`'s answer posted as `loaded(answer)`; a
+        failure posted as LoadFailed naming `what`, and the rest of the screen stays."""
+        try:
+            answer = fetch(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
+        except Exception as error:  # noqa: BLE001 - the rest of the screen stays; say what is missing
+            self.post_message(LoadFailed(what, f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(loaded(answer))
+
     @work(thread=True, exclusive=True, group="load-live", exit_on_error=False)
     def load_live(self) -> None:
         from evtui.app.store_calls import fetch_live_view
 
-        try:
-            view = fetch_live_view(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
-        except Exception as error:  # noqa: BLE001 - the rest of the screen stays; say what is missing
-            self.post_message(LoadFailed("live view", f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(self.LiveLoaded(view))
+        self._post_fetched("live view", fetch_live_view, self.LiveLoaded)
 
     @on(LiveLoaded)
     def _on_live_loaded(self, message: LiveLoaded) -> None:
@@ -177,12 +182,7 @@ class RunScreen(Screen[None]):
     def load_integrity(self) -> None:
         from evtui.app.store_calls import fetch_run_integrity
 
-        try:
-            integrity = fetch_run_integrity(self.app.db_path, self.run_id)  # type: ignore[attr-defined]
-        except Exception as error:  # noqa: BLE001 - the rest of the screen stays; say what is missing
-            self.post_message(LoadFailed("run's integrity", f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(self.IntegrityLoaded(integrity))
+        self._post_fetched("run's integrity", fetch_run_integrity, self.IntegrityLoaded)
 
     @on(IntegrityLoaded)
     def _on_integrity_loaded(self, message: IntegrityLoaded) -> None:

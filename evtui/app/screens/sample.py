@@ -30,7 +30,8 @@ from evtui.app.widgets.sample.overview import SampleOverview, usage_text
 from evtui.app.widgets.sample.score_card import ScoreCard
 from evtui.app.widgets.sample.timeline import TimelineView, timeline_row_text
 from evtui.app.widgets.sample.transcript import Transcript
-from evtui.sample_view import EventNode, SampleOrdering, SampleView, ScoreView, event_copy_text, message_copy_text
+from evtui.sample_view.transcript import EventNode, event_copy_text, message_copy_text
+from evtui.sample_view.view import SampleOrdering, SampleView, ScoreView
 
 TABS = ("overview", "transcript", "events", "scores", "metadata", "json")
 JSON_LIMIT = 5_000_000  # characters of the sample's JSON shown (drawn row by row; the run file has all)
@@ -150,7 +151,7 @@ class SampleScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="sample-load", exit_on_error=False)
     def load(self, rowid: int) -> None:
         """Gather the sample (index row + run file) in a thread; the result comes back as a message."""
-        from evtui.sample_view import load_sample_view
+        from evtui.sample_view.view import load_sample_view
 
         try:
             view = load_sample_view(self.db_path, rowid, self.ordering)
@@ -162,7 +163,7 @@ class SampleScreen(Screen[None]):
 
     def _load_counterpart(self, rowid: int) -> tuple[SampleView | None, str]:
         """The same sample (id and epoch) in the compared run, or why there is none."""
-        from evtui.sample_view import load_sample_view
+        from evtui.sample_view.view import load_sample_view
         from evtui.store.queries.compare import counterpart_rowid
         from evtui.store.schema import connect
 
@@ -436,7 +437,7 @@ class SampleScreen(Screen[None]):
         self.timeline_shown = shown
         timelines = list(pane.query(TimelineView))
         if shown and not timelines:  # made on first use: a sample opens without it
-            from evtui.sample_view import Timeline
+            from evtui.sample_view.timeline import Timeline
 
             timelines = [TimelineView(view.timeline or Timeline([], None), id="timeline-pane")]
             await pane.mount(timelines[0])

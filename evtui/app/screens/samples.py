@@ -510,7 +510,7 @@ class SamplesScreen(Screen[None]):
     def _on_row_selected(self, message: SqlTable.RowSelected) -> None:
         """Open the sample; next/previous there follow this table's sort, filter and search."""
         from evtui.app.screens.sample import SampleScreen
-        from evtui.sample_view import SampleOrdering
+        from evtui.sample_view.view import SampleOrdering
 
         table = message.table
         ordering = SampleOrdering(

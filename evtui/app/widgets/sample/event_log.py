@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evtui.app.widgets.line_view import Block, LineView
-from evtui.sample_view import EventView
+from evtui.sample_view.transcript import EventView
 
 KINDS = ("model", "tool", "error", "limit", "score", "log")
 

@@ -24,7 +24,7 @@ from textual.widgets.tree import TreeNode
 
 from evtui.app.safe_content import plain
 from evtui.safe_text import safe_line
-from evtui.sample_view import EventNode, search_tree
+from evtui.sample_view.transcript import EventNode, search_tree
 
 CHUNK = 200
 _STYLES = {"model": "bold magenta", "tool": "bold cyan", "error": "bold red", "limit": "bold yellow",

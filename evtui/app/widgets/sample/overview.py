@@ -12,7 +12,7 @@ from evtui.app.widgets.sample.epoch_table import EpochTable
 from evtui.app.widgets.line_view import clipped
 from evtui.safe_text import safe_line
 from evtui.app.widgets.sample.score_card import value_text
-from evtui.sample_view import SampleView
+from evtui.sample_view.view import SampleView
 
 
 # Longer texts are cut here (Static wraps ~5 s per MB); the Transcript tab has inputs and outputs whole.

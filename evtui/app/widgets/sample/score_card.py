@@ -14,7 +14,7 @@ from textual.widgets import Static
 from evtui.app import formatting as fmt
 from evtui.app.widgets.line_view import clipped, printable
 from evtui.safe_text import safe_line
-from evtui.sample_view import ScoreView
+from evtui.sample_view.view import ScoreView
 
 METADATA_CHARS = 20_000  # a grader's whole conversation can sit in metadata; Static wraps ~5 s per MB
 

@@ -1,8 +1,8 @@
 """A sample's timeline (issue 30): the transcript's spans and events in time order, each a bar
 placed and sized on the sample's whole time, with its start offset and duration; steps the run
-recorded no time for say so. The rows come from core code (sample_view.build_timeline, also
-printed by `evtui samples RUN --sample ID --json`); this only draws the rows on screen (Line
-API), so a 10,000-event transcript opens as fast as a short one. Enter asks for the event in
+recorded no time for say so. The rows come from core code (build_timeline in
+sample_view/timeline.py, also printed by `evtui samples RUN --sample ID --json`); this only
+draws the rows on screen (Line API), so a 10,000-event transcript opens as fast as a short one. Enter asks for the event in
 the events tree."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evtui.safe_text import safe_line
-from evtui.sample_view import Timeline, TimelineRow
+from evtui.sample_view.timeline import Timeline, TimelineRow
 
 _PARTIAL = " ▏▎▍▌▋▊▉"  # eighths of a cell: a bar's end drawn finer than a whole cell
 _TIME_WIDTH = 9  # "+1m 05s" / "840 ms" / "no time"

@@ -8,7 +8,7 @@ from textual import events
 from textual.binding import Binding
 
 from evtui.app.widgets.line_view import Block, LineView, Span
-from evtui.sample_view import MessageView
+from evtui.sample_view.transcript import MessageView
 
 
 class Transcript(LineView):

@@ -1,56 +1,38 @@
-"""Everything the sample view shows about one sample, gathered without Textual.
-
-`load_sample_view(db_path, sample_rowid, ordering)` joins the index row (input, target, output,
-usage, error, every score with its edit history, the sample's epochs, its neighbours in the
-samples list's order) with the transcript read from the run file (messages with tool calls and
-results, and the model/tool/error events). When the file is gone or unreadable the transcript
-comes from the messages stored in the index, and `transcript_note` says why.
-"""
+"""The sample's transcript as the sample view shows it, built without Textual: the chat messages
+(with tool calls and results), the run's events list, the events as a tree (Inspect's spans and
+subtasks; a conversation's turns for formats that record no events) with search over it, and the
+whole text `y` copies of an event or a message. The tree's durations come from the runs'
+timestamps, read by the helpers here that the timeline (timeline.py) uses too."""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
+from evtui.store.queries import ScoreDetail
 from evtui.store.queries.effective_scores import effective_rank
-from evtui.store.queries.filters import quote
-from evtui.store.queries import EpochRow, SampleDetail, ScoreDetail, get_run, get_sample, page_samples, sample_epochs
-from evtui.store.queries.ui import run_scorers
-from evtui.store.schema import connect
 
 __all__ = [
-    "SampleOrdering",
     "ToolCallView",
     "MessageView",
     "EventView",
-    "ScoreView",
-    "SampleView",
-    "load_sample_view",
     "content_text",
+    "read_messages",
+    "read_events",
     "EventNode",
-    "TimelineRow",
-    "Timeline",
-    "build_timeline",
+    "event_tree",
+    "search_tree",
+    "message_tree",
+    "as_number",
+    "seconds_between",
+    "parse_instant",
     "event_copy_text",
     "message_copy_text",
 ]
 
 _RESULT_PREVIEW = 300  # characters of a tool result shown on the events list
-
-
-@dataclass(frozen=True)
-class SampleOrdering:
-    """The samples list's order and filter, so next/previous follow what the user was looking at."""
-
-    sort: str = "id"
-    descending: bool = False
-    filter: str | None = None
-    search: str | None = None
-    score_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,150 +64,6 @@ class EventView:
     text: str = ""
     error: str | None = None
     timestamp: str | None = None
-
-
-@dataclass(frozen=True)
-class ScoreView:
-    """A score with where it came from, and whether it is the one that counts for its scorer."""
-
-    score: ScoreDetail
-    origin: str  # 'recorded' (in the run file) | 'job' (an evtui scoring job) | 'human'
-    effective: bool
-
-    @property
-    def origin_label(self) -> str:
-        if self.origin == "job":
-            return f"evtui job {self.score.job_id}"
-        return "human review" if self.origin == "human" else "recorded in the log"
-
-
-@dataclass(frozen=True)
-class SampleView:
-    sample: SampleDetail
-    run_path: str
-    run_format: str
-    task: str | None
-    model: str | None
-    scorers: list[str]  # the run's scorers, in the order of its results
-    scores: list[ScoreView]
-    epochs: list[EpochRow]
-    messages: list[MessageView]
-    events: list[EventView]
-    transcript_from_file: bool
-    transcript_note: str | None  # why the transcript is the indexed copy (None when from the file)
-    error_traceback: str | None
-    previous_rowid: int | None
-    next_rowid: int | None
-    ordering: SampleOrdering = field(default_factory=SampleOrdering)
-    file_record: dict[str, Any] | None = None  # the sample's raw record, for formats other than Inspect
-    run_part: str = ""  # which run of the file (a Harbor job's evals key), '' for a file's one run
-    tree: list[EventNode] = field(default_factory=list)  # the events as a tree (Inspect: spans, subtasks)
-    record: dict[str, Any] | None = None  # the sample as the run file records it (the JSON view)
-    timeline: Timeline | None = None  # the tree's spans and events in time order (build_timeline)
-
-
-_ORIGIN = {"log": "recorded", "job": "job", "human": "human"}
-
-
-def load_sample_view(db_path: str | Path, sample_rowid: int, ordering: SampleOrdering | None = None) -> SampleView:
-    """The sample with rowid `sample_rowid` as the sample view shows it.
-
-    Raises LookupError when the sample is not in the index (deleted by a re-index, say).
-    """
-    ordering = ordering or SampleOrdering()
-    db = connect(db_path)
-    try:
-        sample = get_sample(db, sample_rowid)
-        if sample is None:
-            raise LookupError(f"sample {sample_rowid} is not in the index")
-        run = get_run(db, sample.run_id)
-        assert run is not None  # samples cascade with their run
-        scorers = run_scorers(db, sample.run_id)
-        epochs = sample_epochs(db, sample.run_id, sample.sample_id)
-        previous_rowid, next_rowid = _neighbours(db, sample, ordering)
-    finally:
-        db.conn.close()
-    detail, note = _read_detail(run.row.format, run.row.path, run.row.missing, sample.detail_ref, run.row.part)
-    if detail is not None and not sample.output_text and isinstance(detail.get("output"), dict):
-        # A run indexed from an object store's summaries (no outputs): the output as the file has it.
-        from dataclasses import replace
-
-        from evtui.readers.inspect.common import output_completion
-
-        sample = replace(sample, output_text=output_completion(detail["output"]) or "")
-    file_record = None
-    if detail is not None and _is_message_list(detail.get("messages")):  # Inspect: full messages and events
-        messages = _messages(detail["messages"], detail.get("events") or [])
-        events = _events(detail.get("events") or [])
-        tree = event_tree(detail.get("events") or [])
-    else:
-        # Other formats: the reader's normalised messages (read from this same file) are the
-        # transcript, and the file's own record is shown as it is.
-        file_record = detail
-        messages = _messages(sample.messages, [])
-        events = []
-        tree = message_tree(messages, sample.scores)
-        _stamp_atif_steps(tree, detail)
-    error = detail.get("error") if detail is not None else None
-    traceback = error.get("traceback") if isinstance(error, dict) else None
-    return SampleView(
-        sample, run.row.path, run.row.format, run.row.task, run.row.model, scorers, _score_views(sample.scores, scorers),
-        epochs, messages, events, note is None, note, traceback or None, previous_rowid, next_rowid, ordering,
-        file_record, run.row.part, tree, detail, build_timeline(tree, detail),
-    )  # fmt: skip
-
-
-def _score_views(scores: list[ScoreDetail], scorers: list[str]) -> list[ScoreView]:
-    """Scores grouped by scorer in the run's order, the effective one (human > latest job > log,
-    a job's unscored one last: effective_scores.py EFFECTIVE_ORDER) first in each group."""
-    ranked = sorted(scores, key=lambda s: (s.scorer, *effective_rank(s.source, s.job_id, s.value, s.value_num), s.id))
-    views, seen = [], set()
-    for score in ranked:
-        views.append(ScoreView(score, _ORIGIN.get(score.source, score.source), score.scorer not in seen))
-        seen.add(score.scorer)
-    order = {name: i for i, name in enumerate(scorers)}
-    return sorted(views, key=lambda v: (order.get(v.score.scorer, len(order)), v.score.scorer))
-
-
-def _neighbours(db: Any, sample: SampleDetail, ordering: SampleOrdering) -> tuple[int | None, int | None]:
-    """Rowids of the samples before and after this one in `ordering` (None at either end)."""
-    common = dict(sort=ordering.sort, score_columns=ordering.score_columns)
-    try:
-        # The sort key of this sample does not depend on the filter: find it with an exact match.
-        exact = f"id == {quote(sample.sample_id)} and epoch == {int(sample.epoch)}"
-        here = page_samples(db, sample.run_id, filter=exact, limit=1, **common).rows
-        if not here:
-            return None, None
-        key = here[0].key
-        narrowed = dict(filter=ordering.filter, search=ordering.search, limit=1, after=key, **common)
-        after = page_samples(db, sample.run_id, descending=ordering.descending, **narrowed).rows
-        before = page_samples(db, sample.run_id, descending=not ordering.descending, **narrowed).rows
-    except ValueError:  # an ordering the store no longer accepts (e.g. a scorer that vanished)
-        return None, None
-    return (before[0].rowid if before else None), (after[0].rowid if after else None)
-
-
-def _read_detail(
-    fmt: str, path: str, missing: bool, detail_ref: str | None, part: str = ""
-) -> tuple[dict | None, str | None]:
-    """The full sample from the run file, or None and the reason it could not be read."""
-    if not detail_ref:
-        return None, "the index has no pointer into the run file for this sample; showing the messages stored in the index"
-    if missing or ("://" not in path and not Path(path).exists()):  # an object store's run is fetched below
-        return None, f"the run file is missing ({path}); showing the messages stored in the index"
-    try:
-        from evtui.readers.detect import load_sample_detail
-
-        detail = load_sample_detail(fmt, path, detail_ref, part)  # a URL stays a URL
-    except Exception as error:  # any reader failure degrades to the indexed copy, named
-        return None, f"could not read the run file ({type(error).__name__}: {error}); showing the messages stored in the index"
-    if not isinstance(detail, dict):
-        return None, "the run file's sample is not an object; showing the messages stored in the index"
-    return detail, None
-
-
-def _is_message_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value)
 
 
 def content_text(content: Any) -> str:
@@ -283,7 +121,7 @@ def _tool_calls(message: dict) -> tuple[ToolCallView, ...]:
     return tuple(calls)
 
 
-def _messages(raw: list[dict], events: list[dict]) -> list[MessageView]:
+def read_messages(raw: list[dict], events: list[dict]) -> list[MessageView]:
     """Chat messages, plus a result line for tool calls whose result never became a message
     (a tool that crashed the sample): its event says the call failed."""
     answered = {m.get("tool_call_id") for m in raw if m.get("role") == "tool"}
@@ -310,7 +148,7 @@ def _messages(raw: list[dict], events: list[dict]) -> list[MessageView]:
     return out
 
 
-def _events(raw: list[dict]) -> list[EventView]:
+def read_events(raw: list[dict]) -> list[EventView]:
     """The events worth reading in order: model calls, tool calls, errors, limits, scores, logs."""
     out = []
     for event in raw:
@@ -352,7 +190,6 @@ def _events(raw: list[dict]) -> list[EventView]:
         elif kind in ("info", "input", "approval", "sandbox"):
             out.append(EventView(kind, kind, _json_text(event.get("data") or event.get("message") or ""), None, at))
     return out
-
 
 # ----------------------------------------------------------------------------- the events tree
 
@@ -410,7 +247,7 @@ def event_tree(raw: list[dict[str, Any]]) -> list[EventNode]:
         elif kind == "span_end":
             opened = spans.get(str(event.get("id")))
             if opened is not None:
-                opened[0].seconds = _seconds_between(opened[1], event.get("timestamp"))
+                opened[0].seconds = seconds_between(opened[1], event.get("timestamp"))
         elif kind == "step":
             if event.get("action") == "begin":
                 node = EventNode("span:" + str(event.get("type") or "step"), f"{event.get('type') or 'step'} · {event.get('name', '?')}",
@@ -419,10 +256,10 @@ def event_tree(raw: list[dict[str, Any]]) -> list[EventNode]:
                 stack.append(node)
             elif stack:
                 node = stack.pop()
-                node.seconds = _seconds_between(node.started, event.get("timestamp"))
+                node.seconds = seconds_between(node.started, event.get("timestamp"))
         elif kind == "subtask":
             node = EventNode("subtask", f"subtask · {event.get('name', '?')}", _json_text(event.get("input") or {})[:300],
-                             seconds=_number(event.get("working_time")), started=_timestamp(event))
+                             seconds=as_number(event.get("working_time")), started=_timestamp(event))
             node.children = event_tree(event.get("events") or [])
             place(node, event.get("span_id"))
         elif kind in _QUIET:
@@ -447,9 +284,9 @@ def _pruned(nodes: list[EventNode]) -> list[EventNode]:
 
 def _leaf(event: dict[str, Any]) -> EventNode | None:
     kind = event.get("event")
-    seconds = _number(event.get("working_time"))
+    seconds = as_number(event.get("working_time"))
     if seconds is None:
-        seconds = _seconds_between(event.get("timestamp"), event.get("completed"))
+        seconds = seconds_between(event.get("timestamp"), event.get("completed"))
     if kind == "model":
         output = event.get("output") or {}
         usage = output.get("usage") or {}
@@ -495,15 +332,26 @@ def _timestamp(event: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _seconds_between(start: Any, end: Any) -> float | None:
-    begun, ended = _instant(start), _instant(end)
+def seconds_between(start: Any, end: Any) -> float | None:
+    begun, ended = parse_instant(start), parse_instant(end)
     if begun is None or ended is None:
         return None
     return max(0.0, (ended - begun).total_seconds())
+
+
+def parse_instant(text: Any) -> datetime | None:
+    """An ISO timestamp as an aware datetime (one without a zone is UTC: Harbor's job times)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def search_tree(nodes: list[EventNode], text: str) -> list[tuple[int, ...]]:
@@ -569,155 +417,6 @@ def message_tree(messages: list[MessageView], scores: list[ScoreDetail] | None =
     return out
 
 
-# ----------------------------------------------------------------------------- the timeline
-
-
-@dataclass(frozen=True)
-class TimelineRow:
-    """One span or event on the timeline: `start` is seconds after the sample's first timed step
-    and `seconds` how long it took (None: the run did not record it); `path` finds it in the
-    events tree (child indexes from the roots; None for a row the tree has not, a Harbor phase)."""
-
-    kind: str
-    label: str
-    depth: int
-    start: float | None
-    seconds: float | None
-    path: tuple[int, ...] | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"start": self.start, "duration": self.seconds, "kind": self.kind, "label": self.label,
-                "depth": self.depth, "path": list(self.path) if self.path is not None else None}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """The transcript's spans and events in time order, and the time they cover (`total`, from
-    the first start to the last end; None when no step has a time)."""
-
-    rows: list[TimelineRow]
-    total: float | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"total_seconds": self.total, "rows": [row.as_json() for row in self.rows]}
-
-
-# Harbor's trial phases, as its result.json names them (readers/harbor/trials.py _PHASES).
-_HARBOR_PHASES = {"environment_setup": "environment setup", "agent_setup": "agent setup",
-                  "agent_execution": "agent execution", "verifier": "verifier"}  # fmt: skip
-# A verifiers rollout's `timing` (results.jsonl): phases, then the model's and the environment's spans.
-_VERIFIERS_PHASES = ("setup", "generation", "scoring")
-_VERIFIERS_SPANS = {"model": ("model", "model call"), "env": ("tool", "environment step")}
-
-_Found = tuple[str, str, int, "datetime | None", "float | None", "tuple[int, ...] | None"]
-
-
-def build_timeline(roots: list[EventNode], record: dict[str, Any] | None = None) -> Timeline:
-    """Every node of the events tree, and the phases the sample's record times (a Harbor trial's
-    setup, agent and verifier; a verifiers rollout's setup, generation, scoring and its model and
-    environment spans), ordered by when they started. A step without a time stays after the step
-    before it in the tree and is listed with no time: Harbor's ATIF steps and verifiers' turns
-    carry none on the tree (what they time is in the phases)."""
-    found: list[_Found] = _recorded_phases(record)
-    todo: list[tuple[tuple[int, ...], EventNode]] = [((i,), node) for i, node in enumerate(roots)][::-1]
-    while todo:  # tree order (depth first), as the tree shows them
-        path, node = todo.pop()
-        found.append((node.kind, node.title, len(path) - 1, _instant(node.started), node.seconds, path))
-        todo.extend(((*path, i), child) for i, child in reversed(list(enumerate(node.children))))
-    starts = [begun for _, _, _, begun, _, _ in found if begun is not None]
-    if not starts:
-        rows = [TimelineRow(kind, label, depth, None, seconds, path) for kind, label, depth, _, seconds, path in found]
-        return Timeline(rows, None)
-    origin = min(starts)
-    keyed = []
-    last, in_tree = math.inf, False  # an untimed step before any timed one of its part: at the end
-    for order, (kind, label, depth, begun, seconds, path) in enumerate(found):
-        if path is not None and not in_tree:  # the tree's part begins: its own last time
-            last, in_tree = math.inf, True
-        start = (begun - origin).total_seconds() if begun is not None else None
-        last = start if start is not None else last
-        keyed.append(((last, order), TimelineRow(kind, label, depth, start, seconds, path)))
-    keyed.sort(key=lambda item: item[0])
-    rows = [row for _, row in keyed]
-    total = max(row.start + (row.seconds or 0.0) for row in rows if row.start is not None)
-    return Timeline(rows, total)
-
-
-def _stamp_atif_steps(tree: list[EventNode], record: dict[str, Any] | None) -> None:
-    """A Harbor trial's turns get their ATIF steps' timestamps (a tool call its turn's), when the
-    trajectory's steps and the transcript's turns pair one to one (a subagent's turns, which the
-    reader splices in, make them differ: then they stay without a time)."""
-    trajectory = record.get("trajectory") if isinstance(record, dict) else None
-    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
-    if not isinstance(steps, list) or not tree or tree[0].kind != "span:transcript":
-        return
-    turns = [node for node in tree[0].children if node.kind != "tool"]
-    if len(turns) != len(steps) or trajectory.get("subagent_trajectories"):
-        return
-    stamps = iter(step.get("timestamp") if isinstance(step, dict) and isinstance(step.get("timestamp"), str) else None
-                  for step in steps)  # fmt: skip
-    current: str | None = None
-    for node in tree[0].children:
-        if node.kind != "tool":
-            current = next(stamps)
-        node.started = current
-    tree[0].started = tree[0].children[0].started if tree[0].children else None
-
-
-def _recorded_phases(record: dict[str, Any] | None) -> list[_Found]:
-    if not isinstance(record, dict):
-        return []
-    found: list[_Found] = []
-    result = record.get("result")
-    if isinstance(result, dict):  # a Harbor trial: ISO times per phase
-        for name, label in _HARBOR_PHASES.items():
-            phase = result.get(name)
-            if isinstance(phase, dict):
-                seconds = _seconds_between(phase.get("started_at"), phase.get("finished_at"))
-                found.append(("phase", label, 0, _instant(phase.get("started_at")), seconds, None))
-    timing = record.get("timing")
-    if isinstance(timing, dict):  # a verifiers rollout: epoch seconds
-        for name in _VERIFIERS_PHASES:
-            begun, seconds = _epoch_span(timing.get(name))
-            if begun is not None or seconds is not None:
-                found.append(("phase", name, 0, begun, seconds, None))
-        for name, (kind, label) in _VERIFIERS_SPANS.items():
-            spans = timing.get(name).get("spans") if isinstance(timing.get(name), dict) else None
-            for number, span in enumerate(spans if isinstance(spans, list) else [], 1):
-                begun, seconds = _epoch_span(span)
-                found.append((kind, f"{label} {number}", 1, begun, seconds, None))
-    for name in _VERIFIERS_PHASES[1:]:  # older verifiers: generation_ms, scoring_ms (no start)
-        milliseconds = _number(record.get(f"{name}_ms"))
-        if milliseconds is not None and not isinstance(timing, dict):
-            found.append(("phase", name, 0, None, milliseconds / 1000, None))
-    return found
-
-
-def _epoch_span(span: Any) -> tuple[datetime | None, float | None]:
-    """(start, seconds) of a verifiers `{start, end, duration}` (Unix seconds)."""
-    if not isinstance(span, dict):
-        return None, None
-    start, end, duration = _number(span.get("start")), _number(span.get("end")), _number(span.get("duration"))
-    try:
-        begun = datetime.fromtimestamp(start, timezone.utc) if start is not None else None
-    except (OverflowError, OSError, ValueError):
-        begun = None
-    if duration is None and start is not None and end is not None:
-        duration = max(0.0, end - start)
-    return begun, duration
-
-
-def _instant(text: Any) -> datetime | None:
-    """An ISO timestamp as an aware datetime (one without a zone is UTC: Harbor's job times)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
-
-
 # ----------------------------------------------------------------------------- what `y` copies
 
 
@@ -730,7 +429,7 @@ def event_copy_text(node: EventNode) -> str:
         choices = raw["output"].get("choices") or [{}]
         message = choices[0].get("message") if isinstance(choices[0], dict) else None
         if isinstance(message, dict):
-            return message_copy_text(_messages([message], [])[0], heading=node.title)
+            return message_copy_text(read_messages([message], [])[0], heading=node.title)
     if node.kind == "model" and "content" in raw:  # a reply read from a conversation (message_tree)
         calls = "".join(f"\n→ call {c.get('function')} {c.get('arguments')}" for c in raw.get("tool_calls") or [])
         return f"{node.title}\n\n{raw.get('content') or ''}{calls}".rstrip()
