@@ -54,7 +54,7 @@ def _schema_tag() -> str:
 
     from evtui.store import schema
 
-    text = "".join(schema._MIGRATIONS[v] for v in sorted(schema._MIGRATIONS))
+    text = "".join(schema.migrations.MIGRATIONS[v] for v in sorted(schema.migrations.MIGRATIONS))
     return hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
 
 

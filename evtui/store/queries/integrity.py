@@ -24,7 +24,7 @@ __all__ = ["SampleCounts", "ScorerCounts", "IntegrityCounts", "integrity_counts"
 # value has no value_num but is a score.
 _UNSCORED = "sc.value_num IS NULL AND (sc.value IS NULL OR sc.value IN ('NaN', 'null', '\"NaN\"'))"
 # Why a sample has no score: its error first, then its limit (the root causes), else the reason.
-# The partial indexes of the few errored, limited and incomplete samples (schema.py).
+# The partial indexes of the few errored, limited and incomplete samples (store/schema/migrations.py).
 _ERRORED = "samples s INDEXED BY samples_run_errored"
 _LIMITED = "samples s INDEXED BY samples_run_limited"
 _INCOMPLETE = "samples s INDEXED BY samples_run_incomplete"

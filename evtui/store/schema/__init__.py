@@ -24,7 +24,6 @@ from evtui.store.schema.migrations import (
 if TYPE_CHECKING:
     import sqlite_utils
 
-_MIGRATIONS = MIGRATIONS  # the name bench/ui_bench.py's schema tag reads
 
 
 def open_connection(path: str | Path) -> sqlite3.Connection:
