@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from evtui.commands.report import build_report, grouping_for
 from evtui.store.ingest.files import ingest_paths
 from evtui.store.queries import score_columns
 from evtui.store.schema import connect
+from tests.jsonl_run_files import indexed_run, write_jsonl
 
 QA_MATCH = Path(__file__).parent / "data" / "inspect" / "qa_match.eval"
 
@@ -36,13 +36,6 @@ def _rows(first: int, count: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def _write(path: Path, rows: list[dict], *, append: bool = False) -> None:
-    with path.open("a" if append else "w") as out:
-        out.write("".join(json.dumps(row) + "\n" for row in rows))
-    stat = path.stat()
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-
-
 @pytest.fixture
 def big(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs of 40 samples count as big here (20k for real)."""
@@ -51,16 +44,7 @@ def big(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def run(tmp_path: Path, big: None) -> tuple[Path, Path, int]:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "run.jsonl"
-    _write(log, _rows(0, 40))
-    db_path = tmp_path / "index.db"
-    assert not ingest_paths(db_path, [logs]).failures
-    db = connect(db_path)
-    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
-    db.conn.close()
-    return db_path, log, run_id
+    return indexed_run(tmp_path, _rows(0, 40))
 
 
 def _forget_reads() -> None:
@@ -133,7 +117,7 @@ def test_the_kept_rows_are_what_a_look_reads(run) -> None:
 
 def test_reading_the_run_again_keeps_its_new_content(run) -> None:
     db_path, log, run_id = run
-    _write(log, _rows(40, 15), append=True)
+    write_jsonl(log, _rows(40, 15), append=True)
     assert not ingest_paths(db_path, [log.parent]).failures
     db = connect(db_path)
     try:

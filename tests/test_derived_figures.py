@@ -24,6 +24,7 @@ from evtui.store.queries.groups import Grouping
 from evtui.store.queries.integrity import score_scales
 from evtui.store.schema import connect
 from evtui.store.score_edits import add_human_edit
+from tests.jsonl_run_files import indexed_run, write_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,25 +38,9 @@ def _rows(first: int, count: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def _write(path: Path, rows: list[dict], *, append: bool = False) -> None:
-    with path.open("a" if append else "w") as out:
-        out.write("".join(json.dumps(row) + "\n" for row in rows))
-    stat = path.stat()
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a new mtime even within one tick
-
-
 @pytest.fixture
 def run(tmp_path: Path) -> tuple[Path, Path, int]:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "run.jsonl"
-    _write(log, _rows(0, 30))
-    db_path = tmp_path / "index.db"
-    assert not ingest_paths(db_path, [logs]).failures
-    db = connect(db_path)
-    (run_id,) = [row[0] for row in db.execute("SELECT id FROM runs")]
-    db.conn.close()
-    return db_path, log, run_id
+    return indexed_run(tmp_path, _rows(0, 30))
 
 
 def _kept(db_path: Path, run_id: int) -> list[str]:
@@ -67,7 +52,7 @@ def _kept(db_path: Path, run_id: int) -> list[str]:
 
 
 def _read_again(log: Path, db_path: Path) -> None:
-    _write(log, _rows(30, 12), append=True)
+    write_jsonl(log, _rows(30, 12), append=True)
     assert not ingest_paths(db_path, [log.parent]).failures
 
 
@@ -229,7 +214,7 @@ def test_counts_from_indexes_equal_one_pass_over_the_rows(tmp_path: Path) -> Non
                     "never": {"value": None}}}
         for i in range(40)
     ]  # fmt: skip
-    _write(logs / "run.jsonl", rows)
+    write_jsonl(logs / "run.jsonl", rows)
     db_path = tmp_path / "index.db"
     assert not ingest_paths(db_path, [logs]).failures
     db = connect(db_path)
@@ -270,7 +255,7 @@ def test_groups_read_after_the_runs_results_reuse_its_columns_with_the_same_numb
     rows = [{"id": f"s{i}", "input": "q", "output": "a", "metadata": {"category": "abcd"[i * 7 % 4]},
              "scores": {"grade": {"value": "CIP"[i % 3]}, **({} if gaps and i % 5 == 0 else {"reward": {"value": i % 4}})}}
             for i in range(60)]  # fmt: skip
-    _write(logs / "run.jsonl", rows)
+    write_jsonl(logs / "run.jsonl", rows)
     db_path = tmp_path / "index.db"
     assert not ingest_paths(db_path, [logs]).failures
     category = Grouping("metadata", "category")
