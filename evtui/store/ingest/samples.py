@@ -16,6 +16,9 @@ from evtui.store.ingest.bulk_indexes import DeferredIndexes
 from evtui.store.schema import index_sample_metadata
 
 
+_FIELDS = R.SAMPLE_FIELD_COUNT
+
+
 class SampleWriter:
     """Buffers sample rows and writes them in batches, touching only what changed."""
 
@@ -51,18 +54,21 @@ class SampleWriter:
     def add_row(self, row: list[Any], scores: list[R.ScorePayload]) -> None:
         """A sample as R.sample_row made it (here or in ingest_worker's process)."""
         key = (row[0], row[1])
-        if key in self.seen:  # a repeat of this file's sample may overwrite a pending row
+        seen = self.seen
+        if key in seen:  # a repeat of this file's sample may overwrite a pending row
             self.flush()
         self.read += 1
         self.scores += len(scores)
-        self.seen.add(key)
+        seen.add(key)
         known = self.existing.get(key)
-        if known is not None and known[1] == row[11]:
+        digest = row[11]
+        if known is not None and known[1] == digest:
             return
-        n = R.SAMPLE_FIELD_COUNT
+        # (Locals and one slice each: this runs for every sample of a big file.)
+        n = _FIELDS
         if known is None:
             rowid = self.next_sample
-            self.next_sample += 1
+            self.next_sample = rowid + 1
             self.inserts.append((rowid, self.run_id, *row[:n]))
             self.new_scores.append((rowid, scores))
             self.new_bodies.append((rowid, *row[n:]))
@@ -72,7 +78,7 @@ class SampleWriter:
             self.replaced_scores.append((rowid, scores))
             self.changed_bodies.append((rowid, *row[n:]))
         # A sample repeated later in the same file (a re-run) replaces this one: last wins.
-        self.existing[key] = (rowid, row[11])
+        self.existing[key] = (rowid, digest)
         self.pending += 1
         self.pending_bytes += len(row[16]) + len(row[17]) + len(row[20]) + len(row[19] or "")
         self.written += 1
@@ -142,14 +148,18 @@ class SampleWriter:
         ]
 
     def _insert_scores(self, batch: list[tuple[int, list[R.ScorePayload]]]) -> None:
+        run_id = self.run_id
+        score_id = self.next_score
         score_rows: list[tuple[Any, ...]] = []
         edit_rows: list[tuple[Any, ...]] = []
+        add = score_rows.append
         for rowid, payloads in batch:
             for row, edits in payloads:
-                score_id = self.next_score
-                self.next_score += 1
-                score_rows.append((score_id, rowid, self.run_id, *row))
-                edit_rows.extend((score_id, *edit) for edit in edits)
+                add((score_id, rowid, run_id, *row))
+                if edits:  # few scores carry an edit history
+                    edit_rows.extend((score_id, *edit) for edit in edits)
+                score_id += 1
+        self.next_score = score_id
         if score_rows:
             self.conn.executemany(
                 f"INSERT INTO scores({R.SCORE_COLUMNS}) VALUES ({', '.join('?' * 12)})", score_rows
