@@ -240,3 +240,9 @@ async def test_end_and_home_move_the_runs_cursor_rather_than_scroll_sideways(app
         await pilot.press("home")
         await pilot.pause()
         assert (table.cursor_row, table.scroll_x) == (0, 0)
+        table.scroll_to(x=table.max_scroll_x, animate=False)  # the user scrolled sideways to the last columns
+        await pilot.pause()
+        assert table.scroll_x > 0
+        await pilot.press("end", "home")
+        await pilot.pause()
+        assert (table.cursor_row, table.scroll_x) == (0, 0)  # Home: back to the top-left corner

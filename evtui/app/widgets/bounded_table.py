@@ -155,9 +155,11 @@ class BoundedTable(DataTable[Content]):
         self.update_cell_at(coordinate, cell)
 
     def action_scroll_home(self) -> None:
-        """Home moves a row cursor to the first row, as help says (DataTable's only scrolls left)."""
+        """Home moves a row cursor to the first row, as help says (DataTable's only scrolls left),
+        and back to the first columns: the top-left corner, where the table first showed."""
         if self.cursor_type == "row":
             self.action_scroll_top()
+            self.scroll_to(x=0, animate=False)
         else:
             super().action_scroll_home()
 
