@@ -16,6 +16,12 @@ value_num is Inspect's value_to_float of the value (store/ingest/rows.value_num,
 every writer since schema version 9); numbers are read with quote(), which writes as many
 digits as the double needs to read back the same. Binary and C/I scores, the common case, cost
 one byte a score and no number.
+
+The same texts, and the sample rowids of each value of a metadata key (metadata_groups), are kept
+twice: in the process for the next read of the same run content, and for a big run in the index
+(derived_figures, under the run's content stamp), where ingest puts them for a run whose metrics
+are computed from its scores, so its first look in any process decodes a row instead of reading
+a million index entries.
 """
 
 from __future__ import annotations
