@@ -55,8 +55,8 @@ async def test_the_panel_tells_the_models_failures_from_the_instruments(tmp_path
 @pytest.mark.parametrize("fetch, what", [("fetch_run_integrity", "run's integrity"), ("fetch_live_view", "live view")])
 async def test_a_part_that_fails_to_load_is_named_and_the_rest_of_the_run_shows(tmp_path, monkeypatch, fetch, what):
     """The integrity panel and the live view load in workers of their own: when one fails (a
-    damaged index, say) the status line is told which and why, and the summary and results show.
-    (The run's own load, when it lands later, writes its line over it: reported, not changed here.)"""
+    damaged index, say) the status line says which and why, and keeps saying it after the run's
+    own load lands (it used to write its line over the failure); the summary and results show."""
     from evtui.app import store_calls
     from evtui.app.widgets.status_line import StatusLine
 
@@ -77,7 +77,10 @@ async def test_a_part_that_fails_to_load_is_named_and_the_rest_of_the_run_shows(
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen)
-        assert f"Could not compute the {what}: OSError: disk I/O error" in told
+        assert any(f"Could not compute the {what}: OSError: disk I/O error" in line for line in told)
+        shown = " ".join(str(screen.query_one(StatusLine).render()).split())
+        assert f"Could not compute the {what}: OSError: disk I/O error" in shown  # still there once the run shows
+        assert "recorded metric" in shown  # after the run's own line
         assert "Samples   5/5 completed" in str(screen.query_one("#run-summary").render())
         assert screen.query_one("#results-table").row_count > 0
         assert screen.query_one("#run-integrity").display is (fetch != "fetch_run_integrity")

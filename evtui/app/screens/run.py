@@ -66,6 +66,7 @@ class RunScreen(Screen[None]):
         self.results: list[Any] = []
         self.scorers: list[str] | None = None
         self._generation = 0  # reviewed metrics of an older load are dropped
+        self._failed: dict[str, str] = {}  # part -> why it could not load, said on the status line until it loads
         # Each run load is numbered: a superseded load's thread still posts (its cancel does not
         # stop it), and its results, older than the newest load's, are dropped (as the runs list's).
         self._load_number = 0
@@ -136,6 +137,7 @@ class RunScreen(Screen[None]):
 
     @on(LiveLoaded)
     def _on_live_loaded(self, message: LiveLoaded) -> None:
+        self._loaded("live view")
         live = self.query_one(LiveProgress)
         live.display = message.view is not None  # a finished run turns into the finished view
         if message.view is not None:
@@ -186,6 +188,7 @@ class RunScreen(Screen[None]):
 
     @on(IntegrityLoaded)
     def _on_integrity_loaded(self, message: IntegrityLoaded) -> None:
+        self._loaded("run's integrity")
         panel = self.query_one("#run-integrity", Static)
         integrity = message.integrity
         if integrity is None:
@@ -270,7 +273,8 @@ class RunScreen(Screen[None]):
     @on(LoadFailed)
     def _on_load_failed(self, message: LoadFailed) -> None:
         if message.what != "run":  # the run itself is shown; say what is missing below it
-            self.query_one(StatusLine).set_detail(f"Could not compute the {message.what}: {message.error}")
+            self._failed[message.what] = message.error
+            self._show_status()
             return
         self.query_one("#run-summary", Static).update(plain(f"Could not load the {message.what}: {message.error}"))
 
@@ -300,8 +304,21 @@ class RunScreen(Screen[None]):
         self.results = [result for result in self.results if not result.reviews] + message.results
         self._show_results()
 
+    def _loaded(self, what: str) -> None:
+        if self._failed.pop(what, None) is not None:
+            self._show_status()
+
     def _show_results(self) -> None:
         self.query_one("#results-table", BoundedTable).show_rows([result_cells(result) for result in self.results])
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The results' line, after which what could not load (kept until it loads: the run's
+        own load, landing later, used to write its line over a failure)."""
+        failed = [f"Could not compute the {what}: {error}" for what, error in self._failed.items()]
+        if self.run is None:
+            self.query_one(StatusLine).set_detail(" · ".join(failed))
+            return
         recorded = sum(1 for result in self.results if result.recorded)
         reviewed = sum(1 for result in self.results if result.reviews)
         from_scores = sum(1 for result in self.results if result.computed)
@@ -314,6 +331,7 @@ class RunScreen(Screen[None]):
             + (" (the run is still being written: its metrics are recorded when it ends)"
                if not recorded and self.run is not None and self.run.row.status == "started" else "")
             + ("" if self.results else " · Enter lists the samples")
+            + "".join(f" · {line}" for line in failed)
         )
 
     @on(DataTable.RowSelected, "#results-table")
