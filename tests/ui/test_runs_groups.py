@@ -82,7 +82,11 @@ async def test_g_groups_by_task_then_eval_set_then_not_with_headers_over_their_r
 
         from evtui.app.screens.help import describe_keys
 
-        assert ("g", "Group by task / eval set") in describe_keys(screen)  # not in the footer (full at 80 columns): in ? help
+        assert ("g", "Group by task / eval set") in describe_keys(screen)  # in ? help whole; the footer says `g Group` where it has room
+        from textual.widgets._footer import FooterKey
+
+        shown = [(key.key, key.description) for key in screen.query(FooterKey) if key.display]
+        assert ("g", "Group") in shown and ("f", "Failed files") in shown  # at 160 columns, with room to spare
 
 
 async def test_enter_on_a_header_folds_its_group_and_sort_and_filter_work_within_groups(logs):

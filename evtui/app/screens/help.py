@@ -22,7 +22,8 @@ def describe_keys(screen: Screen) -> list[tuple[str, str]]:
     seen: set[str] = set()
     for active in actives:
         binding = active.binding
-        description = binding.description or binding.tooltip
+        # A tooltip is the longer say of a key whose footer label is short (the runs list's `g Group`).
+        description = binding.tooltip or binding.description
         key = binding.key_display or app.get_key_display(binding)
         if not description or key in seen:
             continue

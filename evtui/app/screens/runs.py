@@ -52,13 +52,14 @@ class RunsScreen(Screen[None]):
         Binding("enter", "open_run", "Open run", show=False, id="runs.open"),
         Binding("slash", "focus_filter", "Filter", key_display="/", id="runs.filter"),
         Binding("o", "next_sort", "Sort", id="runs.sort"),
-        Binding("g", "next_grouping", "Group by task / eval set", show=False, id="runs.group"),  # in ? help: the footer is full
         Binding("space", "toggle_mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare", id="runs.compare"),
         Binding("a", "samples_across", "Across", id="runs.across"),
         Binding("s", "configure_scoring", "Score", id="runs.score"),
         Binding("i", "toggle_intervals", "95% CI", id="runs.intervals"),
         Binding("x", "export", "Export", id="runs.export"),
+        # Last of the footer's: shown where the footer has room (at 80 columns it is full by `c`).
+        Binding("g", "next_grouping", "Group", tooltip="Group by task / eval set", id="runs.group"),
         Binding("r", "reload", "Reload", show=False, id="runs.reload"),  # the list reloads by itself as runs change
         Binding("M", "matrix", "Matrix", show=False, id="runs.matrix"),  # in ? help; the footer is full at 80 columns
         Binding("O", "reverse_sort", "Reverse sort", show=False, id="runs.sort_reverse"),
