@@ -228,7 +228,7 @@ def test_the_watcher_reads_a_shard_set_again_when_a_shard_has_a_new_attempt(logs
 
 
 def test_the_run_screen_and_report_list_each_shards_status_and_the_attempts(logs: Path, tmp_path: Path) -> None:
-    from evtui.app.screens.run import logical_run_facts
+    from evtui.app.run_summary import logical_run_facts
     from evtui.commands.report import build_report
 
     ingest_paths(tmp_path / "index.db", [logs])
