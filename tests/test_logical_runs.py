@@ -199,7 +199,7 @@ def test_report_covers_the_latest_attempt_of_each_task(logs: Path, tmp_path: Pat
 
 
 def test_the_runs_table_says_how_many_attempts_a_task_had(logs: Path, tmp_path: Path) -> None:
-    from evtui.app.screens.runs import run_cells
+    from evtui.app.run_cells import run_cells
 
     ingest_paths(tmp_path / "index.db", [logs / "evalset"])
     cells = {r.task: run_cells(r) for r in _runs(tmp_path / "index.db")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from evtui.app.screens.runs import run_cells
+from evtui.app.run_cells import run_cells
 from evtui.store.live import LiveMetric, LiveRun
 
 

@@ -150,7 +150,7 @@ async def test_runs_headlines_drop_whole_parts_rather_than_cut_a_number_at_80x24
     """`0.278 ± 0.`: with intervals on (and off) a headline wider than the room left was cut inside
     a number or bracket. It must show whole: the longest form that fits (no interval, then no
     second metric, then no scorer)."""
-    from evtui.app.screens.runs import headline_forms
+    from evtui.app.run_cells import headline_forms
 
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
         await settle(app, pilot)
