@@ -81,6 +81,20 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
+def format_span(seconds: float | None) -> str:
+    """How long a step of a transcript took: `0.37 ms`, `50 ms`, `1.25 s`, `3m 05s`; `no time` when unknown."""
+    if seconds is None:
+        return "no time"
+    if seconds < 0.01:  # a mock or cached model call: 0.37 ms, not "0 ms"
+        return "0 ms" if not seconds else "<0.01 ms" if seconds < 1e-5 else f"{seconds * 1000:.2g} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
 def format_samples(completed: int | None, total: int | None) -> str:
     """`48/50` samples completed of total."""
     if completed is None and total is None:

@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from evtui.app import formatting as fmt
 from evtui.app.safe_content import plain
 from evtui.safe_text import safe_line
 from evtui.sample_view.transcript import EventNode, search_tree
@@ -43,22 +44,13 @@ def node_label(node: EventNode) -> Text:
     """`model call · gpt-4o  0.84 s  12 in / 5 out tokens`, run text made safe, never markup."""
     label = Text(safe_line(node.title, 160), style=_STYLES.get(node.kind, "bold" if node.kind.startswith("span:") else ""))
     if node.seconds is not None:
-        label.append(f"  {_duration(node.seconds)}", style="dim")
+        label.append(f"  {fmt.format_span(node.seconds)}", style="dim")
     first = node.detail.split("\n", 1)[0] if node.detail else ""
     if first:
         label.append("  " + safe_line(first, 100), style="dim")
     if node.error:
         label.append("  ✗ " + safe_line(node.error.split("\n", 1)[0], 100), style="red")
     return label
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.2f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
-    return f"{minutes}m {rest:02d}s"
 
 
 class EventTree(Vertical):

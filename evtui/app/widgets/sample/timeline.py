@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from evtui.app import formatting as fmt
 from evtui.safe_text import safe_line
 from evtui.sample_view.timeline import Timeline, TimelineRow
 
@@ -30,28 +31,15 @@ _KIND_CLASS = {"model": "timeline--model", "tool": "timeline--tool", "sandbox": 
                "limit": "timeline--error"}  # fmt: skip
 
 
-def duration_text(seconds: float | None) -> str:
-    if seconds is None:
-        return "no time"
-    if seconds < 0.01:  # a mock or cached model call: 0.37 ms, not "0 ms"
-        return "0 ms" if not seconds else "<0.01 ms" if seconds < 1e-5 else f"{seconds * 1000:.2g} ms"
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.2f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
-    return f"{minutes}m {rest:02d}s"
-
-
 def timeline_row_text(row: TimelineRow) -> str:
     """A row as one line of text (what `y` copies of a phase): label, start, duration."""
-    start = "no start time" if row.start is None else f"starts at +{duration_text(row.start)}"
+    start = "no start time" if row.start is None else f"starts at +{fmt.format_span(row.start)}"
     return f"{row.label}: {start}, takes {_duration_cell(row)}"
 
 
 def _duration_cell(row: TimelineRow) -> str:
     """The duration; `–` for a step with a start and no duration, `no time` for one with neither."""
-    return duration_text(row.seconds) if row.seconds is not None or row.start is None else "–"
+    return fmt.format_span(row.seconds) if row.seconds is not None or row.start is None else "–"
 
 
 def bar_text(row: TimelineRow, total: float | None, width: int) -> str:
@@ -185,7 +173,7 @@ class TimelineView(ScrollView, can_focus=True):
         label = "  " * min(row.depth, 4) + safe_line(row.label, 400)
         # cut by cells, not characters: a wide (CJK) label keeps the columns after it in place
         label = set_cell_size(label, columns.label - 1) + "…" if cell_len(label) > columns.label else set_cell_size(label, columns.label)
-        start = "" if row.start is None else f"+{duration_text(row.start)}" if row.start else "0"
+        start = "" if row.start is None else f"+{fmt.format_span(row.start)}" if row.start else "0"
         kind_class = "timeline--span" if row.kind.startswith("span:") else _KIND_CLASS.get(row.kind, "")
         segments = [
             Segment(label, self._style(kind_class, base)),
@@ -206,6 +194,6 @@ def summary_text(timeline: Timeline) -> str:
     if not count:
         return "Timeline: no spans or events · l back"
     untimed = sum(1 for row in timeline.rows if row.start is None)
-    timed = f"on {duration_text(timeline.total)}" if timeline.total is not None else "with no start times"
+    timed = f"on {fmt.format_span(timeline.total)}" if timeline.total is not None else "with no start times"
     missing = f" · {untimed:,} untimed" if untimed and timeline.total is not None else ""
     return f"Timeline: {count:,} steps {timed}{missing} · ⏎ tree · l back"
