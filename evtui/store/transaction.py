@@ -1,8 +1,12 @@
-"""One write transaction on an index connection (autocommit: the caller says BEGIN and COMMIT)."""
+"""Transactions on an index connection (autocommit: the caller says BEGIN and COMMIT): one write
+transaction, or one state of the index for several reads."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 
 class transaction:  # noqa: N801 - used as `with transaction(conn):`, like a function
@@ -28,3 +32,19 @@ class transaction:  # noqa: N801 - used as `with transaction(conn):`, like a fun
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+
+
+@contextmanager
+def read_snapshot(db: Any) -> Iterator[sqlite3.Connection]:
+    """Several reads from one state of the index, even while another process writes it (and a
+    figure kept under the stamp read with them): BEGIN … COMMIT, unless the caller already holds
+    a transaction, whose state they share."""
+    conn = getattr(db, "conn", db)
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")

@@ -273,15 +273,12 @@ def _read_columns(
     the samples appended since, unless a score already read was rewritten or removed."""
     from evtui.scoring.results.columns import column_of_codes
     from evtui.scoring.results.pipeline import _unique_names
+    from evtui.store.transaction import read_snapshot
 
     if not plan.defaults:  # the recorded configuration's scorers only: other scores are not folded
         wanted = set(_unique_names([info.name for info in plan.scorers]))
         names = [name for name in names if name in wanted]
-    conn = getattr(db, "conn", db)
-    snapshot = not conn.in_transaction
-    if snapshot:
-        conn.execute("BEGIN")  # every column from one state of the index, even while it is written
-    try:
+    with read_snapshot(db):  # every column from one state of the index, even while it is written
         columns = {}
         for name in names:
             try:
@@ -293,9 +290,6 @@ def _read_columns(
                 return f"scorer {name!r} has {column}"
             columns[name] = column
         return columns
-    finally:
-        if snapshot:
-            conn.execute("COMMIT")
 
 
 def _coded(db: Any, run_id: int, name: str, epochs: bool, live: tuple[str, int] | None) -> Any:

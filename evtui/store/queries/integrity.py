@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evtui.store.queries.runs import sample_rows
+from evtui.store.transaction import read_snapshot
 
 __all__ = ["SampleCounts", "ScorerCounts", "IntegrityCounts", "integrity_counts", "ScoreScale", "score_scales"]
 
@@ -87,16 +88,9 @@ def integrity_counts(db: Any, run_id: int) -> IntegrityCounts | None:
         except (KeyError, TypeError, ValueError):  # a row in a shape this evtui does not write: counted again
             pass
     started = time.monotonic()
-    conn = getattr(db, "conn", db)
-    snapshot = not conn.in_transaction
-    if snapshot:
-        conn.execute("BEGIN")  # the counts and the stamp they are kept under from one state of the index
-    try:
+    with read_snapshot(db):  # the counts and the stamp they are kept under from one state of the index
         stamp = kept.content_stamps(db, [run_id]).get(run_id)
         counts = _integrity_counts(db, run_id)
-    finally:
-        if snapshot:
-            conn.execute("COMMIT")
     if counts is not None and stamp is not None:
         kept.store_figures(db, "integrity", {run_id: (stamp, "", counts.as_json())}, time.monotonic() - started)
     return counts
@@ -225,16 +219,9 @@ def score_scales(db: Any, run_ids: list[int], job_id: int = 0) -> dict[tuple[int
     missing = [run_id for run_id in wanted if run_id not in found]
     if missing:
         started = time.monotonic()
-        conn = getattr(db, "conn", db)
-        snapshot = not conn.in_transaction
-        if snapshot:
-            conn.execute("BEGIN")  # the scales and the stamps they are kept under from one state of the index
-        try:
+        with read_snapshot(db):  # the scales and the stamps they are kept under from one state of the index
             wanted.update(stamps())
             computed = _score_scales(db, missing, 0)
-        finally:
-            if snapshot:
-                conn.execute("COMMIT")
         by_run: dict[int, list[tuple[str, ScoreScale]]] = {run_id: [] for run_id in missing}
         for (run_id, scorer), scale in computed.items():
             by_run[run_id].append((scorer, scale))
