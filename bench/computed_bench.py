@@ -9,7 +9,7 @@ format: id, input, target, output, metadata.category, one `verdict` score "C"/"I
 results line) and an index of it written with direct SQL into the real schema, as
 bench/scale_bench.py builds its own (the rows evtui's JSONL reader stores: checked on 1k
 samples against `evtui ingest`), then finished as ingest finishes a big run that records no
-metrics (store/ingest/files.py `keep_for_first_look`: its score column, metadata groups and
+metrics (store/ingest/kept.py `keep_for_first_look`: its score column, metadata groups and
 recorded score count kept in the index; a checkout without it builds the index without). With
 `--before REPO`, the same figures are taken with that checkout's code on a copy of the index
 (made with its schema) for a before/after table.
@@ -114,7 +114,7 @@ if rows:
     flush()
 conn.execute("COMMIT")
 try:
-    from evtui.store.ingest.files import keep_for_first_look
+    from evtui.store.ingest.kept import keep_for_first_look
 except ImportError:  # a checkout from before it
     keep_for_first_look = None
 if keep_for_first_look is not None:

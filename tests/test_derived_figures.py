@@ -390,10 +390,10 @@ def test_a_damaged_kept_row_is_computed_again(run, damage: str) -> None:
 def test_an_unchanged_runs_recorded_score_count_is_kept_until_it_is_read_again(run, monkeypatch) -> None:
     """Every command indexes its PATHs first: a big unchanged run's recorded scores are counted
     once (a million index entries) and the count kept for its content, which a review does not change."""
-    from evtui.store.ingest import files as ingest_files
+    from evtui.store.ingest import kept as ingest_kept
 
     db_path, log, run_id = run
-    monkeypatch.setattr(ingest_files, "_KEEP_COUNT_FROM", 1)  # the test's run counts as big
+    monkeypatch.setattr(ingest_kept, "_KEEP_COUNT_FROM", 1)  # the test's run counts as big
 
     def unchanged_count() -> int:
         (found,) = ingest_paths(db_path, [log.parent]).files

@@ -31,6 +31,7 @@ from evtui.readers.base import ReaderError, RunRead
 from evtui.store.ingest import rows as R
 from evtui.store.ingest.bulk_indexes import DeferredIndexes, first_big_file
 from evtui.store.ingest.inspect_rows import rows_of
+from evtui.store.ingest.kept import keep_for_first_look, recorded_score_count
 from evtui.store.ingest.samples import SampleWriter
 from evtui.store.ingest.worker import DecodedRunRead, DecodeWorker, decode_elsewhere
 from evtui.store.schema import has_query_stats, open_connection, refresh_query_stats
@@ -378,49 +379,8 @@ def _unchanged(conn: sqlite3.Connection, run_id: int) -> IngestedFile:
     if row[6]:
         with transaction(conn):
             conn.execute("UPDATE runs SET missing = 0 WHERE id = ?", (run_id,))
-    scores = _recorded_score_count(conn, run_id, row[5])
+    scores = recorded_score_count(conn, run_id, row[5])
     return IngestedFile(row[0], row[1], row[2], row[3], row[4], row[5], scores, "unchanged", run_id, part=row[7])
-
-
-_KEEP_COUNT_FROM = 20_000  # samples: below this the count costs less than keeping it
-
-
-def _recorded_score_count(conn: sqlite3.Connection, run_id: int, samples: int) -> int:
-    """The run's recorded scores (its job 0 scores that are not a person's), both counted from
-    indexes (counting source = 'log' itself reads every score row of the run); a big run's count
-    is kept with its content stamp (store/computed_results.py), so every command that finds the
-    file unchanged does not count a million index entries again (0.04 s)."""
-    from evtui.store import computed_results as kept
-
-    stamp = kept.content_stamps(conn, [run_id]).get(run_id) if samples >= _KEEP_COUNT_FROM else None
-    found = kept.read_figures(conn, "recorded scores", {run_id: (stamp, "")}) if stamp is not None else {}
-    if isinstance(found.get(run_id), int):
-        return found[run_id]
-    scores = conn.execute(
-        "SELECT (SELECT count(*) FROM scores WHERE run_id = ?1 AND job_id = 0) "
-        "- (SELECT count(*) FROM scores WHERE run_id = ?1 AND source = 'human' AND job_id = 0)",
-        (run_id,),
-    ).fetchone()[0]
-    if stamp is not None:
-        kept.store_figures(conn, "recorded scores", {run_id: (stamp, "", scores)}, 0.0)
-    return scores
-
-
-def keep_for_first_look(conn: sqlite3.Connection, run_id: int, samples: int) -> None:
-    """A big run whose metrics are computed: its score columns, metadata groups and recorded
-    score count kept for the first look (store/queries/score_columns.py)."""
-    from evtui.store import computed_results as kept
-    from evtui.store.queries import score_columns
-
-    if samples < score_columns.KEEP_FROM:
-        return
-    scores = score_columns.keep_recorded_columns(conn, run_id)
-    if scores is None:
-        return
-    score_columns.keep_metadata_groups(conn, run_id)
-    if samples >= _KEEP_COUNT_FROM:
-        stamp = kept.content_stamps(conn, [run_id])[run_id]
-        kept.store_figures(conn, "recorded scores", {run_id: (stamp, "", scores)}, 0.0)
 
 
 def _write_runs(
